@@ -1,0 +1,45 @@
+// Every configuration macro of devtensor, each 0/1 valued and #ifndef-overridable.
+// Build with -Wundef: a mistyped macro is then an error, not a silent 0.
+#pragma once
+
+// DEVTENSOR_CUDA_RUNTIME: the program links the CUDA runtime (device query,
+// allocation, copies). A program-wide setting: the CMake target devtensor::cuda
+// defines it for every translation unit, g++- or nvcc-compiled.
+#ifndef DEVTENSOR_CUDA_RUNTIME
+#  define DEVTENSOR_CUDA_RUNTIME 0
+#endif
+
+// DEVTENSOR_HAS_CUDA: this translation unit is compiled by nvcc, so kernels exist here.
+#ifndef DEVTENSOR_HAS_CUDA
+#  if defined(__CUDACC__)
+#    define DEVTENSOR_HAS_CUDA 1
+#  else
+#    define DEVTENSOR_HAS_CUDA 0
+#  endif
+#endif
+
+#if DEVTENSOR_HAS_CUDA && !DEVTENSOR_CUDA_RUNTIME
+#  error "devtensor: this file is compiled by nvcc but the CUDA runtime is off; link devtensor::cuda (or define DEVTENSOR_CUDA_RUNTIME=1 in every translation unit)"
+#endif
+
+#if DEVTENSOR_HAS_CUDA
+#  define DEVTENSOR_HOST_DEVICE __host__ __device__
+#else
+#  define DEVTENSOR_HOST_DEVICE
+#endif
+
+// Code whose body depends on DEVTENSOR_HAS_CUDA lives in an inline namespace
+// named after the kind of translation unit, so that nvcc and g++ translation
+// units of one program never define the same function differently (ODR).
+#if DEVTENSOR_HAS_CUDA
+#  define DEVTENSOR_TU_NAMESPACE nvcc_tu
+#else
+#  define DEVTENSOR_TU_NAMESPACE host_tu
+#endif
+#define DEVTENSOR_BEGIN_TU_NAMESPACE inline namespace DEVTENSOR_TU_NAMESPACE {
+#define DEVTENSOR_END_TU_NAMESPACE }
+
+// Largest number of CUDA devices one process tracks memory statistics for.
+#ifndef DEVTENSOR_MAX_CUDA_DEVICES
+#  define DEVTENSOR_MAX_CUDA_DEVICES 64
+#endif

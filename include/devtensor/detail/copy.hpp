@@ -1,0 +1,29 @@
+// Byte copies between any two devices: memcpy on the host, the CUDA runtime otherwise.
+#pragma once
+
+#include <devtensor/backend/cuda/runtime.hpp>
+#include <devtensor/device.hpp>
+#include <devtensor/device_query.hpp>
+
+#include <cstddef>
+#include <cstring>
+
+namespace devtensor::detail {
+
+/// Copies `bytes` from `src` on `from` to `dst` on `to`; the destination is
+/// ready for host reads on return when `to` is the CPU.
+inline void copy_bytes(void* dst, const device& to, const void* src, const device& from,
+                       std::size_t bytes) {
+    if (bytes == 0) return;
+    if (from.is_cpu() && to.is_cpu()) {
+        std::memcpy(dst, src, bytes);
+        return;
+    }
+    require_available(from);
+    require_available(to);
+#if DEVTENSOR_CUDA_RUNTIME
+    cudart::copy(dst, to, src, from, bytes);
+#endif
+}
+
+}  // namespace devtensor::detail

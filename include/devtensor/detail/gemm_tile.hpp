@@ -1,0 +1,27 @@
+// The GEMM micro-tile shared by the CPU backend (over packed panels) and the
+// CUDA kernel (over shared-memory tiles): an MR x NR block of C accumulated in
+// registers from kc rank-1 updates.
+#pragma once
+
+#include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
+
+namespace devtensor::detail {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// acc[i][j] += sum over k < kc of a[k*a_k + i*a_i] * b[k*b_k + j*b_j].
+template <int MR, int NR, class T, class I>
+DEVTENSOR_HOST_DEVICE inline void gemm_micro_tile(I kc, const T* a, I a_k, I a_i, const T* b, I b_k,
+                                                  I b_j, T (&acc)[MR][NR]) {
+    for (I k = 0; k < kc; ++k) {
+        T av[MR], bv[NR];
+        for (int i = 0; i < MR; ++i) av[i] = a[k * a_k + i * a_i];
+        for (int j = 0; j < NR; ++j) bv[j] = b[k * b_k + j * b_j];
+        for (int i = 0; i < MR; ++i)
+            for (int j = 0; j < NR; ++j) acc[i][j] += av[i] * bv[j];
+    }
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::detail

@@ -1,0 +1,143 @@
+// Device descriptors: the static cpu_device and cuda_device, the run-time
+// device (torch.device), the concepts that say where data lives, and parsing.
+#pragma once
+
+#include <devtensor/error.hpp>
+
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace devtensor {
+
+/// What kind of memory and processor a device is.
+enum class device_kind : std::uint8_t { cpu, cuda };
+
+/// "cpu" or "cuda".
+constexpr std::string_view kind_name(device_kind k) noexcept {
+    return k == device_kind::cpu ? "cpu" : "cuda";
+}
+
+/// The host: its kind is known at compile time, its index is always 0.
+struct cpu_device {
+    static constexpr device_kind kind() noexcept { return device_kind::cpu; }
+    static constexpr int index() noexcept { return 0; }
+    friend constexpr bool operator==(cpu_device, cpu_device) noexcept { return true; }
+};
+
+/// An NVIDIA GPU: kind known at compile time, ordinal chosen at run time.
+struct cuda_device {
+    int ordinal = 0;
+    static constexpr device_kind kind() noexcept { return device_kind::cuda; }
+    constexpr int index() const noexcept { return ordinal; }
+    friend constexpr bool operator==(cuda_device, cuda_device) noexcept = default;
+};
+
+/// A device chosen at run time: kind and index, the torch.device analogue.
+/// A descriptor is only a name: "cuda:7" is valid anywhere, using it is not.
+class device {
+public:
+    /// The CPU, so that run-time device handles can be declared before they are chosen.
+    constexpr device() noexcept : kind_(device_kind::cpu), index_(0) {}
+    /// cuda:index or cpu (whose only index is 0); a bad index throws invalid_device.
+    constexpr device(device_kind kind, int index = 0) : kind_(kind), index_(index) {
+        if (index < 0 || (kind == device_kind::cpu && index != 0))
+            throw invalid_device("devtensor::device: invalid index " + std::to_string(index) +
+                                 " for " + std::string(kind_name(kind)) +
+                                 (kind == device_kind::cpu ? " (the cpu's only index is 0)"
+                                                           : " (it must be >= 0)"));
+    }
+    /// Parses "cpu", "cpu:0", "cuda" (= cuda:0) or "cuda:N"; anything else throws invalid_device.
+    explicit device(std::string_view text);
+
+    constexpr device(cpu_device) noexcept : kind_(device_kind::cpu), index_(0) {}
+    constexpr device(cuda_device d) noexcept : kind_(device_kind::cuda), index_(d.ordinal) {}
+
+    constexpr device_kind kind() const noexcept { return kind_; }
+    constexpr int index() const noexcept { return index_; }
+    constexpr bool is_cpu() const noexcept { return kind_ == device_kind::cpu; }
+    constexpr bool is_cuda() const noexcept { return kind_ == device_kind::cuda; }
+
+    friend constexpr bool operator==(device, device) noexcept = default;
+
+private:
+    device_kind kind_;
+    int index_;
+};
+
+/// Anything that names a device: cpu_device, cuda_device, device.
+template <class D>
+concept Device = std::copy_constructible<D> && std::convertible_to<D, device> &&
+                 requires(const D& d) {
+                     { d.kind() } -> std::same_as<device_kind>;
+                     { d.index() } -> std::convertible_to<int>;
+                 };
+
+/// A device whose kind is part of its type, so the compiler can check it.
+template <class D>
+concept StaticDevice = Device<D> && requires { typename std::integral_constant<device_kind, D::kind()>; };
+
+/// A device whose memory host code may read and write: the static cpu_device only.
+template <class D>
+concept HostAccessible = StaticDevice<D> && (D::kind() == device_kind::cpu);
+
+/// A CUDA device known at compile time: cuda_device.
+template <class D>
+concept StaticCudaDevice = StaticDevice<D> && (D::kind() == device_kind::cuda);
+
+template <class D>
+inline constexpr bool is_static_cuda_v = StaticCudaDevice<D>;
+
+/// "cpu", or "cuda:N" always with its index.
+template <Device D>
+std::string to_string(const D& d) {
+    const device dev(d);
+    if (dev.is_cpu()) return "cpu";
+    return "cuda:" + std::to_string(dev.index());
+}
+
+namespace detail {
+[[noreturn]] inline void throw_bad_device_string(std::string_view text) {
+    throw invalid_device("devtensor::device: invalid device string '" + std::string(text) +
+                         "'; expected \"cpu\", \"cpu:0\", \"cuda\" or \"cuda:N\" with N a "
+                         "non-negative integer");
+}
+}  // namespace detail
+
+inline device::device(std::string_view text) : kind_(device_kind::cpu), index_(0) {
+    const auto colon = text.find(':');
+    const std::string_view name = text.substr(0, colon);
+    if (name == "cpu") kind_ = device_kind::cpu;
+    else if (name == "cuda") kind_ = device_kind::cuda;
+    else detail::throw_bad_device_string(text);
+    if (colon == std::string_view::npos) return;
+
+    const std::string_view digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 9) detail::throw_bad_device_string(text);
+    int value = 0;
+    for (const char c : digits) {
+        if (c < '0' || c > '9') detail::throw_bad_device_string(text);
+        value = value * 10 + (c - '0');
+    }
+    if (kind_ == device_kind::cpu && value != 0) detail::throw_bad_device_string(text);
+    index_ = value;
+}
+
+/// The checked way from a run-time device to a static one (or to itself):
+/// throws device_mismatch when the kinds differ.
+template <Device To>
+To device_cast(const device& d) {
+    if constexpr (std::same_as<To, device>) {
+        return d;
+    } else {
+        if (d.kind() != To::kind())
+            throw device_mismatch("devtensor::device_cast: " + to_string(d) + " is not a " +
+                                  std::string(kind_name(To::kind())) + " device");
+        if constexpr (std::same_as<To, cuda_device>) return cuda_device{d.index()};
+        else return To{};
+    }
+}
+
+}  // namespace devtensor

@@ -1,0 +1,205 @@
+// One allocator per device kind, with PyTorch's memory statistics:
+// memory_allocated, max_memory_allocated, reset_peak_memory_stats,
+// memory_reserved, empty_cache. CUDA memory comes from the stream-ordered pool.
+#pragma once
+
+#include <devtensor/backend/cuda/runtime.hpp>
+#include <devtensor/config.hpp>
+#include <devtensor/device.hpp>
+#include <devtensor/device_query.hpp>  // require_available, cpu free memory
+#include <devtensor/error.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <new>
+#include <string>
+
+namespace devtensor {
+
+namespace detail {
+
+/// Live bytes and their high-water mark for one device.
+struct memory_counters {
+    std::atomic<std::size_t> allocated{0};
+    std::atomic<std::size_t> peak{0};
+
+    void add(std::size_t bytes) noexcept {
+        const std::size_t now = allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+        std::size_t old = peak.load(std::memory_order_relaxed);
+        while (now > old && !peak.compare_exchange_weak(old, now, std::memory_order_relaxed)) {
+        }
+    }
+    void sub(std::size_t bytes) noexcept { allocated.fetch_sub(bytes, std::memory_order_relaxed); }
+};
+
+/// Counters of `d`: slot 0 is the CPU, slot 1 + i is cuda:i.
+inline memory_counters& counters(const device& d) {
+    static std::array<memory_counters, 1 + DEVTENSOR_MAX_CUDA_DEVICES> all;
+    if (d.is_cpu()) return all[0];
+    if (d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)
+        throw device_unavailable("devtensor: " + to_string(d) +
+                                 " is beyond DEVTENSOR_MAX_CUDA_DEVICES");
+    return all[1 + static_cast<std::size_t>(d.index())];
+}
+
+/// "1.50 GiB (1610612736 bytes)"-style figure for messages.
+inline std::string format_bytes(std::size_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 6) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
+    return text;
+}
+
+[[noreturn]] inline void throw_out_of_memory(const device& d, std::size_t bytes,
+                                             std::size_t free, std::size_t reserved) {
+    throw out_of_memory("devtensor: out of memory on " + to_string(d) + " allocating " +
+                        format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes); free " +
+                        format_bytes(free) + ", allocated by devtensor " +
+                        format_bytes(counters(d).allocated.load()) + ", reserved " +
+                        format_bytes(reserved));
+}
+
+/// Host memory is aligned for the widest vector loads and cache lines.
+inline constexpr std::size_t host_alignment = 64;
+
+#if DEVTENSOR_CUDA_RUNTIME
+/// The device's default stream-ordered pool, set to keep freed memory cached.
+inline cudaMemPool_t cuda_pool(int ordinal) {
+    cudaMemPool_t pool{};
+    DEVTENSOR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, ordinal));
+    static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
+    std::call_once(once[static_cast<std::size_t>(ordinal)], [pool] {
+        std::uint64_t keep_all = UINT64_MAX;
+        DEVTENSOR_CUDA_CHECK(
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    });
+    return pool;
+}
+
+inline std::size_t cuda_reserved(int ordinal) {
+    std::uint64_t reserved = 0;
+    DEVTENSOR_CUDA_CHECK(
+        cudaMemPoolGetAttribute(cuda_pool(ordinal), cudaMemPoolAttrReservedMemCurrent, &reserved));
+    return static_cast<std::size_t>(reserved);
+}
+
+inline void cuda_trim(int ordinal) {
+    cudart::synchronize(ordinal);
+    DEVTENSOR_CUDA_CHECK(cudaMemPoolTrimTo(cuda_pool(ordinal), 0));
+}
+
+inline void* cuda_allocate(const device& d, std::size_t bytes) {
+    const int ordinal = d.index();
+    cudart::device_guard guard(ordinal);
+    const cudaStream_t stream = cudart::stream(ordinal);
+    (void)cuda_pool(ordinal);
+    void* p = nullptr;
+    cudaError_t status = cudaMallocAsync(&p, bytes, stream);
+    if (status == cudaErrorMemoryAllocation) {  // return the cache, then retry once
+        (void)cudaGetLastError();
+        cuda_trim(ordinal);
+        status = cudaMallocAsync(&p, bytes, stream);
+    }
+    if (status == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        std::size_t free = 0, total = 0;
+        (void)cudaMemGetInfo(&free, &total);
+        throw_out_of_memory(d, bytes, free, cuda_reserved(ordinal));
+    }
+    DEVTENSOR_CUDA_CHECK(status);
+    return p;
+}
+#endif
+
+}  // namespace detail
+
+/// Allocates `bytes` on `dev` (nullptr for 0 bytes); throws out_of_memory or device_unavailable.
+inline void* allocate_bytes(const device& dev, std::size_t bytes) {
+    require_available(dev);
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    if (dev.is_cpu()) {
+        p = ::operator new(bytes, std::align_val_t{detail::host_alignment}, std::nothrow);
+        if (p == nullptr)
+            detail::throw_out_of_memory(dev, bytes, detail::cpu_properties().free_memory,
+                                        detail::counters(dev).allocated.load());
+    } else {
+#if DEVTENSOR_CUDA_RUNTIME
+        p = detail::cuda_allocate(dev, bytes);
+#endif
+    }
+    detail::counters(dev).add(bytes);
+    return p;
+}
+
+/// Returns memory from allocate_bytes; on CUDA, ordered after the device's queued work.
+inline void deallocate_bytes(const device& dev, void* p, std::size_t bytes) noexcept {
+    if (p == nullptr) return;
+    detail::counters(dev).sub(bytes);
+    if (dev.is_cpu()) {
+        ::operator delete(p, std::align_val_t{detail::host_alignment});
+        return;
+    }
+#if DEVTENSOR_CUDA_RUNTIME
+    try {
+        detail::cudart::device_guard guard(dev.index());
+        (void)cudaFreeAsync(p, detail::cudart::stream(dev.index()));
+    } catch (...) {  // a dying context at exit: nothing left to free into
+    }
+#endif
+}
+
+/// Bytes held by live tensors on `dev`.
+template <Device D>
+std::size_t memory_allocated(const D& dev) {
+    return detail::counters(device(dev)).allocated.load();
+}
+
+/// Highest memory_allocated(dev) since the start or the last reset_peak_memory_stats.
+template <Device D>
+std::size_t max_memory_allocated(const D& dev) {
+    return detail::counters(device(dev)).peak.load();
+}
+
+/// Starts the peak over from what is allocated now.
+template <Device D>
+void reset_peak_memory_stats(const D& dev) {
+    auto& c = detail::counters(device(dev));
+    c.peak.store(c.allocated.load());
+}
+
+/// Bytes the device's allocator holds, live or cached. The host allocator
+/// does not cache yet, so on the CPU this equals memory_allocated.
+template <Device D>
+std::size_t memory_reserved(const D& dev) {
+    const device d(dev);
+    if (d.is_cpu()) return memory_allocated(d);
+    require_available(d);
+#if DEVTENSOR_CUDA_RUNTIME
+    return detail::cuda_reserved(d.index());
+#else
+    return 0;
+#endif
+}
+
+/// Returns the allocator's cached, unused memory to the system.
+template <Device D>
+void empty_cache(const D& dev) {
+    const device d(dev);
+    if (d.is_cpu()) return;
+    require_available(d);
+#if DEVTENSOR_CUDA_RUNTIME
+    detail::cuda_trim(d.index());
+#endif
+}
+
+}  // namespace devtensor

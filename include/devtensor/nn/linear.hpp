@@ -1,0 +1,80 @@
+// nn::linear: a fully connected layer with torch.nn.Linear's parameters and initialisation.
+#pragma once
+
+#include <devtensor/backend/cpu/random.hpp>
+#include <devtensor/ops/linear.hpp>
+#include <devtensor/random.hpp>
+#include <devtensor/tensor.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace devtensor::nn {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// y = x · weightᵀ + bias, weight [out, in], bias [out]. Parameters start on the
+/// CPU, uniform in ±1/sqrt(in_features) as in torch.nn.Linear, drawn from `gen`
+/// (weight first, then bias), and are then moved to D's default device; so the
+/// initial weights are the same wherever the layer ends up.
+template <Element T, Device D = device>
+class linear {
+public:
+    linear(std::int64_t in_features, std::int64_t out_features, bool bias = true,
+           generator& gen = default_generator(device()))
+        : linear(init(in_features, out_features, bias, gen)) {}
+
+    tensor<T, D> weight;
+    tensor<T, D> bias;  ///< undefined when the layer has no bias
+
+    std::int64_t in_features() const noexcept { return weight.shape()[1]; }
+    std::int64_t out_features() const noexcept { return weight.shape()[0]; }
+
+    /// The layer on `dev`; a static device gives a new type. Parameters already there are shared.
+    template <Device E>
+    linear<T, E> to(const E& dev) const {
+        return linear<T, E>(weight.to(dev), bias.defined() ? bias.to(dev) : tensor<T, E>{});
+    }
+
+    template <class X>
+    auto forward(const X& x) const {
+        return devtensor::linear(x, weight, bias);
+    }
+    template <class X>
+    auto operator()(const X& x) const {
+        return forward(x);
+    }
+
+    /// weight, then bias when there is one (run-time handles sharing the storage).
+    std::vector<tensor<T, device>> parameters() const {
+        std::vector<tensor<T, device>> result{weight};
+        if (bias.defined()) result.push_back(bias);
+        return result;
+    }
+
+private:
+    template <Element, Device>
+    friend class linear;
+
+    linear(tensor<T, D> w, tensor<T, D> b) : weight(std::move(w)), bias(std::move(b)) {}
+
+    static linear init(std::int64_t in_features, std::int64_t out_features, bool with_bias,
+                       generator& gen) {
+        const T bound = in_features > 0 ? T(1) / std::sqrt(static_cast<T>(in_features)) : T(0);
+        const auto uniform = [&](const shape& s) {
+            tensor<T, cpu_device> t(s, cpu_device{});
+            const std::uint64_t first = gen.reserve_blocks(
+                static_cast<std::uint64_t>(t.numel()) * detail::philox_words_per_element<T>);
+            backend_cpu::uniform(t.data(), t.numel(), gen.seed(), first);
+            for (std::int64_t i = 0; i < t.numel(); ++i) t[i] = -bound + t[i] * (2 * bound);
+            return t.to(D{});
+        };
+        tensor<T, D> w = uniform({out_features, in_features});
+        return linear(w, with_bias ? uniform({out_features}) : tensor<T, D>{});
+    }
+};
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::nn

@@ -1,0 +1,72 @@
+// fill, ones, zeros, full: the op checks the device, then dispatches to the
+// CPU loop or the CUDA kernel.
+#pragma once
+
+#include <devtensor/backend/cpu/elementwise.hpp>
+#include <devtensor/detail/op_checks.hpp>
+#include <devtensor/tensor.hpp>
+#if DEVTENSOR_HAS_CUDA
+#  include <devtensor/backend/cuda/kernels.cuh>
+#endif
+
+namespace devtensor {
+
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+template <class T, class D>
+void fill_any([[maybe_unused]] const char* op, const tensor<T, D>& t, T value) {
+    const device dev(t.device());
+    if (dev.is_cpu()) {
+        backend_cpu::fill(t.data(), t.numel(), value);
+    } else {
+#if DEVTENSOR_HAS_CUDA
+        backend_cuda::fill(dev.index(), t.data(), t.numel(), value);
+#else
+        throw_no_kernels(op, dev);
+#endif
+    }
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// Sets every element of `t` to `value` (torch.Tensor.fill_).
+template <Element T, Device D>
+void fill(const tensor<T, D>& t, T value) {
+    DEVTENSOR_STATIC_CHECK_KERNELS("fill", D);
+    detail::fill_any("fill", t, value);
+}
+
+/// A tensor of shape `s` on `dev` filled with `value` (torch.full).
+template <Element T, Device D = cpu_device>
+tensor<T, D> full(const shape& s, T value, const D& dev = D{}) {
+    DEVTENSOR_STATIC_CHECK_KERNELS("full", D);
+    tensor<T, D> t(s, dev);
+    detail::fill_any("full", t, value);
+    return t;
+}
+
+/// A tensor of ones (torch.ones): ones<float>({2, 3}, try_gpu()).
+template <Element T, Device D = cpu_device>
+tensor<T, D> ones(const shape& s, const D& dev = D{}) {
+    DEVTENSOR_STATIC_CHECK_KERNELS("ones", D);
+    tensor<T, D> t(s, dev);
+    detail::fill_any("ones", t, T{1});
+    return t;
+}
+
+/// A tensor of zeros (torch.zeros).
+template <Element T, Device D = cpu_device>
+tensor<T, D> zeros(const shape& s, const D& dev = D{}) {
+    DEVTENSOR_STATIC_CHECK_KERNELS("zeros", D);
+    tensor<T, D> t(s, dev);
+    detail::fill_any("zeros", t, T{0});
+    return t;
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor

@@ -1,0 +1,62 @@
+// linear(x, weight, bias) = x · weightᵀ + bias over [batch..., in] inputs,
+// one GEMM with the weight read transposed and the bias fused into its store.
+#pragma once
+
+#include <devtensor/detail/op_checks.hpp>
+#include <devtensor/ops/matmul.hpp>  // detail::gemm_any
+#include <devtensor/tensor.hpp>
+
+#include <vector>
+
+namespace devtensor {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// x [batch..., in] · weight [out, in]ᵀ + bias [out] -> [batch..., out] (torch.nn.functional.linear).
+/// An undefined bias (tensor{}) means none.
+template <class TX, class DX, class TW, class DW, class TB, class DB>
+tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
+                                                   const tensor<TW, DW>& weight,
+                                                   const tensor<TB, DB>& bias) {
+    DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DX, DW);
+    DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DX, DB);
+    DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("linear", TX, TW);
+    DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("linear", TX, TB);
+    DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX);
+    detail::check_same_device("linear", x.device(), weight.device());
+    if (bias.defined()) detail::check_same_device("linear", x.device(), bias.device());
+    if (weight.dim() != 2)
+        throw shape_error("devtensor::linear: the weight must be [out_features, in_features], got " +
+                          weight.shape().to_string());
+    const std::int64_t out_features = weight.shape()[0], in_features = weight.shape()[1];
+    if (x.dim() == 0 || x.shape()[x.shape().rank() - 1] != in_features)
+        throw shape_error("devtensor::linear: the input's last dimension must be in_features = " +
+                          std::to_string(in_features) + " (weight " + weight.shape().to_string() +
+                          "), but the input has shape " + x.shape().to_string());
+    if (bias.defined() && !(bias.shape() == shape{out_features}))
+        throw shape_error("devtensor::linear: the bias must be [" + std::to_string(out_features) +
+                          "] for weight " + weight.shape().to_string() + ", got " +
+                          bias.shape().to_string());
+
+    std::vector<std::int64_t> dims(x.shape().begin(), x.shape().end());
+    dims.back() = out_features;
+    using result_device = detail::common_device_t<DX, DW>;
+    tensor<TX, result_device> out(shape(dims), device_cast<result_device>(device(x.device())));
+    const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();
+    // B[k][n] = weight[n][k]: row stride 1, column stride in_features.
+    detail::gemm_any<TX>("linear", device(x.device()),
+                         {batch, out_features, in_features, x.data(), in_features, 1, weight.data(),
+                          1, in_features, out.data(), out_features, bias.defined() ? bias.data() : nullptr});
+    return out;
+}
+
+/// linear without a bias.
+template <class TX, class DX, class TW, class DW>
+tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
+                                                   const tensor<TW, DW>& weight) {
+    return linear(x, weight, tensor<TW, DW>{});
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor

@@ -1,0 +1,59 @@
+// matmul (2-D): checks devices and shapes, then runs the CPU GEMM or the CUDA kernel.
+#pragma once
+
+#include <devtensor/backend/cpu/gemm.hpp>
+#include <devtensor/backend/cuda/phases.hpp>  // gemm_params, shared by both backends' entry
+#include <devtensor/detail/op_checks.hpp>
+#include <devtensor/tensor.hpp>
+#if DEVTENSOR_HAS_CUDA
+#  include <devtensor/backend/cuda/kernels.cuh>
+#endif
+
+namespace devtensor {
+
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// C = A·B (+ bias) on `dev`, operands described by strides.
+template <class T>
+void gemm_any([[maybe_unused]] const char* op, const device& dev, const backend_cuda::gemm_params<T>& p) {
+    if (dev.is_cpu()) {
+        backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col}, p.c,
+                             p.ldc, p.bias);
+    } else {
+#if DEVTENSOR_HAS_CUDA
+        backend_cuda::gemm(dev.index(), p);
+#else
+        throw_no_kernels(op, dev);
+#endif
+    }
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// The matrix product of a [m, k] and b [k, n]: [m, n] (torch.mm).
+template <class TA, class DA, class TB, class DB>
+tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a,
+                                                   const tensor<TB, DB>& b) {
+    DEVTENSOR_STATIC_CHECK_SAME_DEVICE("matmul", DA, DB);
+    DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("matmul", TA, TB);
+    DEVTENSOR_STATIC_CHECK_KERNELS("matmul", DA);
+    detail::check_same_device("matmul", a.device(), b.device());
+    if (a.dim() != 2 || b.dim() != 2 || a.shape()[1] != b.shape()[0])
+        throw shape_error("devtensor::matmul: shapes " + a.shape().to_string() + " and " +
+                          b.shape().to_string() +
+                          " cannot be multiplied (need [m, k] and [k, n])");
+    using result_device = detail::common_device_t<DA, DB>;
+    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    tensor<TA, result_device> out({m, n}, device_cast<result_device>(device(a.device())));
+    detail::gemm_any<TA>("matmul", device(a.device()),
+                         {m, n, k, a.data(), k, 1, b.data(), n, 1, out.data(), n, nullptr});
+    return out;
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor

@@ -1,0 +1,149 @@
+// Counter-based random numbers: Philox4x32-10 (Salmon et al., SC'11), the
+// generator state (seed, offset), and the uint32 -> floating-point maps.
+// Element i of every random op depends only on (seed, offset, i), so the CPU,
+// any GPU and any thread count give bit-identical results.
+#pragma once
+
+#include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
+#include <devtensor/device.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace devtensor {
+
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// One Philox4x32-10 evaluation in place: 10 rounds, the key bumped between rounds.
+DEVTENSOR_HOST_DEVICE inline void philox4x32_10_inplace(std::uint32_t (&ctr)[4], std::uint32_t k0,
+                                                        std::uint32_t k1) {
+    constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;  // multipliers
+    constexpr std::uint32_t w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;  // Weyl key increments
+    for (int round = 0; round < 10; ++round) {
+        const std::uint64_t p0 = static_cast<std::uint64_t>(m0) * ctr[0];
+        const std::uint64_t p1 = static_cast<std::uint64_t>(m1) * ctr[2];
+        const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
+        const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+        ctr[0] = hi1 ^ ctr[1] ^ k0;
+        ctr[1] = lo1;
+        ctr[2] = hi0 ^ ctr[3] ^ k1;
+        ctr[3] = lo0;
+        k0 += w0;
+        k1 += w1;
+    }
+}
+
+/// 24 random bits to a float in [0, 1): every value a multiple of 2^-24.
+DEVTENSOR_HOST_DEVICE inline float uniform_float(std::uint32_t bits) {
+    return static_cast<float>(bits >> 8) * 0x1p-24f;
+}
+
+/// 53 random bits from two words to a double in [0, 1).
+DEVTENSOR_HOST_DEVICE inline double uniform_double(std::uint32_t hi, std::uint32_t lo) {
+    const std::uint64_t bits = (static_cast<std::uint64_t>(hi) << 32 | lo) >> 11;
+    return static_cast<double>(bits) * 0x1p-53;
+}
+
+/// Philox numbers one element of T consumes: 1 for float, 2 for double.
+template <class T>
+inline constexpr int philox_words_per_element = sizeof(T) > 4 ? 2 : 1;
+
+/// Elements of T one Philox evaluation yields.
+template <class T>
+inline constexpr int elements_per_philox_block = 4 / philox_words_per_element<T>;
+
+/// Writes the elements of block `q` of a uniform [0, 1) fill of `n` elements:
+/// elements [q*E, q*E + E) ∩ [0, n), E = elements_per_philox_block<T>, from
+/// Philox(counter = first_block + q, key = seed). The one place both backends
+/// turn (seed, offset, i) into element i.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uint64_t seed,
+                                                std::uint64_t first_block, std::int64_t q) {
+    const std::uint64_t block = first_block + static_cast<std::uint64_t>(q);
+    std::uint32_t ctr[4] = {static_cast<std::uint32_t>(block),
+                            static_cast<std::uint32_t>(block >> 32), 0u, 0u};
+    philox4x32_10_inplace(ctr, static_cast<std::uint32_t>(seed),
+                          static_cast<std::uint32_t>(seed >> 32));
+    constexpr int per_block = elements_per_philox_block<T>;
+    const std::int64_t first = q * per_block;
+    for (int e = 0; e < per_block; ++e) {
+        if (first + e >= n) return;
+        if constexpr (per_block == 4) out[first + e] = static_cast<T>(uniform_float(ctr[e]));
+        else out[first + e] = static_cast<T>(uniform_double(ctr[2 * e], ctr[2 * e + 1]));
+    }
+}
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// The Philox4x32-10 bijection, bit for bit the published algorithm (Random123's philox4x32).
+struct philox4x32_10 {
+    using counter_type = std::array<std::uint32_t, 4>;
+    using key_type = std::array<std::uint32_t, 2>;
+
+    counter_type operator()(counter_type counter, key_type key) const {
+        std::uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
+        detail::philox4x32_10_inplace(c, key[0], key[1]);
+        return {c[0], c[1], c[2], c[3]};
+    }
+};
+
+DEVTENSOR_END_TU_NAMESPACE
+
+/// PyTorch's default seed, so an unseeded program starts where torch does (not the same stream).
+inline constexpr std::uint64_t default_seed = 67280421310721ull;
+
+/// Generator state: the Philox key (= seed) and an offset, counted in Philox
+/// numbers, that advances as random ops consume them. Reservations are atomic,
+/// so ops drawing from one generator on several threads get disjoint streams.
+class generator {
+public:
+    explicit generator(std::uint64_t seed = default_seed) noexcept : seed_(seed) {}
+    generator(const generator& other) noexcept : seed_(other.seed()), offset_(other.offset()) {}
+    generator& operator=(const generator& other) noexcept {
+        seed_.store(other.seed());
+        offset_.store(other.offset());
+        return *this;
+    }
+
+    /// Restarts the stream: this seed, offset 0.
+    void manual_seed(std::uint64_t seed) noexcept {
+        seed_.store(seed);
+        offset_.store(0);
+    }
+    std::uint64_t seed() const noexcept { return seed_.load(); }
+    std::uint64_t offset() const noexcept { return offset_.load(); }
+    /// Moves the stream to `offset`, rounded up to whole Philox blocks of 4 numbers.
+    void set_offset(std::uint64_t offset) noexcept { offset_.store((offset + 3) / 4 * 4); }
+
+    /// Claims `count` numbers (rounded up to whole blocks of 4) and returns the
+    /// index of the first Philox block they start at.
+    std::uint64_t reserve_blocks(std::uint64_t count) noexcept {
+        const std::uint64_t rounded = (count + 3) / 4 * 4;
+        return offset_.fetch_add(rounded) / 4;
+    }
+
+private:
+    std::atomic<std::uint64_t> seed_;
+    std::atomic<std::uint64_t> offset_{0};
+};
+
+/// The generator random ops on `dev` use when none is given (one per device).
+inline generator& default_generator(const device& d) {
+    static generator generators[1 + DEVTENSOR_MAX_CUDA_DEVICES];
+    if (d.is_cpu()) return generators[0];
+    if (d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)
+        throw device_unavailable("devtensor: " + to_string(d) + " is beyond DEVTENSOR_MAX_CUDA_DEVICES");
+    return generators[1 + d.index()];
+}
+
+/// Seeds the default generator of every device (torch.manual_seed).
+inline void manual_seed(std::uint64_t seed) noexcept {
+    for (int i = -1; i < DEVTENSOR_MAX_CUDA_DEVICES; ++i)
+        default_generator(i < 0 ? device() : device(device_kind::cuda, i)).manual_seed(seed);
+}
+
+}  // namespace devtensor

@@ -1,0 +1,119 @@
+// shape: up to 8 dimensions stored inline; element counts checked for
+// overflow; NumPy/PyTorch broadcasting.
+#pragma once
+
+#include <devtensor/error.hpp>
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <ostream>
+#include <ranges>
+#include <string>
+#include <string_view>
+
+namespace devtensor {
+
+/// The dimensions of a tensor, outermost first; rank 0 is a scalar.
+class shape {
+public:
+    static constexpr std::size_t max_rank = 8;
+
+    shape() = default;
+    shape(std::initializer_list<std::int64_t> dims) { assign(dims); }
+    /// From any range of integers: shape(std::vector<std::int64_t>{2, 3}).
+    template <std::ranges::input_range R>
+        requires std::integral<std::ranges::range_value_t<R>>
+    explicit shape(const R& dims) {
+        assign(dims);
+    }
+
+    std::size_t rank() const noexcept { return rank_; }
+    std::size_t size() const noexcept { return rank_; }
+    std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+    const std::int64_t* begin() const noexcept { return dims_.data(); }
+    const std::int64_t* end() const noexcept { return dims_.data() + rank_; }
+
+    /// Product of the dimensions (1 for a scalar), checked for overflow at construction.
+    std::int64_t numel() const noexcept { return numel_; }
+
+    friend bool operator==(const shape& a, const shape& b) noexcept {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
+
+    /// "[2, 3]"
+    std::string to_string() const {
+        std::string s = "[";
+        for (std::size_t i = 0; i < rank_; ++i) {
+            if (i) s += ", ";
+            s += std::to_string(dims_[i]);
+        }
+        return s + "]";
+    }
+    friend std::ostream& operator<<(std::ostream& os, const shape& s) { return os << s.to_string(); }
+
+private:
+    template <class R>
+    void assign(const R& dims) {
+        std::size_t n = 0;
+        for (const auto d : dims) {
+            if (n == max_rank)
+                throw shape_error("devtensor::shape: more than 8 dimensions in " + describe(dims));
+            if constexpr (std::is_signed_v<std::remove_cvref_t<decltype(d)>>) {
+                if (d < 0)
+                    throw shape_error("devtensor::shape: negative dimension " +
+                                      std::to_string(d) + " in " + describe(dims));
+            }
+            if (static_cast<std::uint64_t>(d) >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                throw shape_error("devtensor::shape: dimension too large in " + describe(dims));
+            dims_[n++] = static_cast<std::int64_t>(d);
+        }
+        rank_ = static_cast<std::uint8_t>(n);
+        numel_ = 1;
+        for (std::size_t i = 0; i < n; ++i)
+            if (__builtin_mul_overflow(numel_, dims_[i], &numel_))
+                throw shape_error("devtensor::shape: element count of " + describe(dims) +
+                                  " overflows a 64-bit integer");
+    }
+
+    template <class R>
+    static std::string describe(const R& dims) {
+        std::string s = "[";
+        bool first = true;
+        for (const auto d : dims) {
+            if (!first) s += ", ";
+            first = false;
+            s += std::to_string(d);
+        }
+        return s + "]";
+    }
+
+    std::array<std::int64_t, max_rank> dims_{};
+    std::uint8_t rank_ = 0;
+    std::int64_t numel_ = 1;
+};
+
+/// The shape two operands broadcast to (trailing dimensions aligned, 1 stretches);
+/// throws shape_error naming `op` and both shapes when they don't.
+inline shape broadcast_shapes(const shape& a, const shape& b, std::string_view op = "broadcast") {
+    const std::size_t rank = std::max(a.rank(), b.rank());
+    std::array<std::int64_t, shape::max_rank> dims{};
+    for (std::size_t i = 0; i < rank; ++i) {  // i counts from the last dimension
+        const std::int64_t da = i < a.rank() ? a[a.rank() - 1 - i] : 1;
+        const std::int64_t db = i < b.rank() ? b[b.rank() - 1 - i] : 1;
+        if (da != db && da != 1 && db != 1)
+            throw shape_error("devtensor::" + std::string(op) + ": shapes " + a.to_string() +
+                              " and " + b.to_string() + " cannot be broadcast (dimension " +
+                              std::to_string(rank - 1 - i) + ": " + std::to_string(da) + " vs " +
+                              std::to_string(db) + ")");
+        dims[rank - 1 - i] = da == 1 ? db : da;
+    }
+    return shape(std::ranges::subrange(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(rank)));
+}
+
+}  // namespace devtensor

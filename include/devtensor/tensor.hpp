@@ -1,0 +1,207 @@
+// tensor<T, D>: a cheap handle to shared, device-tagged storage plus a shape,
+// like torch::Tensor or a Kokkos::View. Copying the handle copies no data.
+#pragma once
+
+#include <devtensor/buffer.hpp>
+#include <devtensor/detail/copy.hpp>
+#include <devtensor/device.hpp>
+#include <devtensor/device_query.hpp>
+#include <devtensor/error.hpp>
+#include <devtensor/shape.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace devtensor {
+
+/// What a tensor may hold: bool, integers and floating-point numbers.
+template <class T>
+concept Element = std::is_arithmetic_v<T> && std::same_as<T, std::remove_cv_t<T>>;
+
+template <class T, class D = device>
+class tensor;
+
+template <class T>
+inline constexpr bool is_tensor_v = false;
+template <class T, class D>
+inline constexpr bool is_tensor_v<tensor<T, D>> = true;
+
+/// A handle to `shape().numel()` contiguous elements of T (row-major) on a device
+/// of type D: cpu_device or cuda_device (checked at compile time) or device
+/// (checked at run time).
+template <class T, class D>
+class tensor {
+    static_assert(Element<T>, "devtensor::tensor: the element type must be arithmetic (bool, an "
+                              "integer or a floating-point type)");
+    static_assert(Device<D>, "devtensor::tensor: D must be cpu_device, cuda_device or device");
+
+public:
+    using value_type = T;
+    using device_type = D;
+
+    /// An undefined tensor: no storage, rank 0, on D's default device.
+    tensor() = default;
+
+    /// Uninitialised storage for `s` on `dev` (see empty()).
+    tensor(const devtensor::shape& s, const D& dev)
+        : storage_(std::make_shared<buffer<T, devtensor::device>>(
+              static_cast<std::size_t>(s.numel()), devtensor::device(dev))),
+          shape_(s), dev_(dev) {}
+
+    /// A static-device tensor viewed through the run-time type; shares the storage.
+    template <StaticDevice E>
+        requires std::same_as<D, devtensor::device>
+    tensor(const tensor<T, E>& other)  // NOLINT: implicit on purpose, like the devices
+        : storage_(other.storage_), shape_(other.shape_), dev_(other.dev_) {}
+
+    D device() const noexcept { return dev_; }
+    const devtensor::shape& shape() const noexcept { return shape_; }
+    std::int64_t numel() const noexcept { return shape_.numel(); }
+    std::int64_t dim() const noexcept { return static_cast<std::int64_t>(shape_.rank()); }
+    bool defined() const noexcept { return storage_ != nullptr; }
+
+    /// First element: a device pointer on CUDA; nullptr when the tensor holds no elements.
+    T* data() const noexcept { return storage_ ? storage_->data() : nullptr; }
+
+    /// Same storage and same view: what `is` means for PyTorch tensors.
+    template <class E>
+    bool is_same(const tensor<T, E>& other) const noexcept {
+        return storage_ == other.storage_ && shape_ == other.shape_;
+    }
+
+    /// The tensor on `dev`: this very storage when it is there already, else a copy.
+    template <Device E>
+    tensor<T, E> to(const E& dev) const {
+        if (devtensor::device(dev) == devtensor::device(dev_))
+            return tensor<T, E>(storage_, shape_, dev);
+        tensor<T, E> result(shape_, dev);
+        detail::copy_bytes(result.data(), devtensor::device(dev), data(),
+                           devtensor::device(dev_), sizeof(T) * static_cast<std::size_t>(numel()));
+        return result;
+    }
+    tensor<T, cpu_device> cpu() const { return to(cpu_device{}); }
+    tensor<T, cuda_device> cuda(int ordinal = 0) const { return to(cuda_device{ordinal}); }
+
+    /// The elements, copied to the host in row-major order.
+    std::vector<T> to_vector() const {
+        const auto n = static_cast<std::size_t>(numel());
+        if constexpr (std::same_as<T, bool>) {  // std::vector<bool> has no data()
+            const auto host = cpu();
+            return std::vector<bool>(host.data(), host.data() + n);
+        } else {
+            std::vector<T> values(n);
+            detail::copy_bytes(values.data(), devtensor::device(), data(),
+                               devtensor::device(dev_), n * sizeof(T));
+            return values;
+        }
+    }
+
+    /// The single element, copied to the host; shape_error unless numel() == 1.
+    T item() const {
+        if (numel() != 1)
+            throw shape_error("devtensor::tensor::item: needs exactly one element, the shape is " +
+                              shape_.to_string());
+        T value{};
+        detail::copy_bytes(&value, devtensor::device(), data(), devtensor::device(dev_), sizeof(T));
+        return value;
+    }
+
+    /// Element at a multi-index (one index per dimension), by reference; host memory only.
+    template <std::integral... I>
+    T& operator()(I... index) const {
+        static_assert(!is_static_cuda_v<D>, "devtensor::tensor: element access needs host memory; "
+                                            "copy it with .cpu() first");
+        require_host();
+        if (sizeof...(I) != shape_.rank())
+            throw shape_error("devtensor::tensor: " + std::to_string(sizeof...(I)) +
+                              " indices for a tensor of shape " + shape_.to_string());
+        const std::int64_t indices[] = {static_cast<std::int64_t>(index)..., 0};
+        std::int64_t offset = 0;
+        for (std::size_t d = 0; d < sizeof...(I); ++d) {
+            check_index(indices[d], shape_[d], d);
+            offset = offset * shape_[d] + indices[d];
+        }
+        return data()[offset];
+    }
+
+    /// Element `i` in row-major order, whatever the rank; host memory only.
+    T& operator[](std::int64_t i) const {
+        static_assert(!is_static_cuda_v<D>, "devtensor::tensor: element access needs host memory; "
+                                            "copy it with .cpu() first");
+        require_host();
+        check_index(i, numel(), 0);
+        return data()[i];
+    }
+
+private:
+    template <class, class>
+    friend class tensor;
+    template <Device E, class U, class F>
+    friend tensor<U, E> tensor_cast(const tensor<U, F>&);
+
+    tensor(std::shared_ptr<buffer<T, devtensor::device>> storage, const devtensor::shape& s,
+           const D& dev)
+        : storage_(std::move(storage)), shape_(s), dev_(dev) {}
+
+    void require_host() const {
+        if (!devtensor::device(dev_).is_cpu())
+            throw device_mismatch("devtensor::tensor: element access needs host memory, but the "
+                                  "tensor is on " + to_string(dev_) + "; copy it with .cpu() first");
+    }
+    void check_index(std::int64_t i, std::int64_t size, std::size_t dim) const {
+        if (i < 0 || i >= size)
+            throw std::out_of_range("devtensor::tensor: index " + std::to_string(i) +
+                                    " is out of range for dimension " + std::to_string(dim) +
+                                    " of size " + std::to_string(size) + " (shape " +
+                                    shape_.to_string() + ")");
+    }
+
+    std::shared_ptr<buffer<T, devtensor::device>> storage_;
+    devtensor::shape shape_;
+    D dev_{};
+};
+
+/// The checked way from a run-time tensor to a static one: shares the storage,
+/// throws device_mismatch when the tensor lives on another kind of device.
+template <Device E, class T, class F>
+tensor<T, E> tensor_cast(const tensor<T, F>& t) {
+    return tensor<T, E>(t.storage_, t.shape_, device_cast<E>(devtensor::device(t.dev_)));
+}
+
+/// Uninitialised storage for `s` on `dev` (torch.empty).
+template <Element T, Device D = cpu_device>
+tensor<T, D> empty(const shape& s, const D& dev = D{}) {
+    return tensor<T, D>(s, dev);
+}
+
+/// A tensor of shape `s` holding `values` (row-major), copied to `dev`.
+/// `values` is any contiguous range of T: a braced list, std::vector, std::span.
+template <Element T, std::ranges::contiguous_range R, Device D = cpu_device>
+    requires std::same_as<std::ranges::range_value_t<R>, T>
+tensor<T, D> from_values(const R& values, const shape& s, const D& dev = D{}) {
+    const auto n = static_cast<std::size_t>(std::ranges::size(values));
+    if (static_cast<std::int64_t>(n) != s.numel())
+        throw shape_error("devtensor::from_values: " + std::to_string(n) +
+                          " values for shape " + s.to_string() + ", which holds " +
+                          std::to_string(s.numel()));
+    tensor<T, D> result(s, dev);
+    detail::copy_bytes(result.data(), device(dev), std::ranges::data(values), device(),
+                       n * sizeof(T));
+    return result;
+}
+
+/// Braced-list form: from_values<float>({1, 2, 3, 4}, {2, 2}).
+template <Element T, Device D = cpu_device>
+tensor<T, D> from_values(std::initializer_list<T> values, const shape& s, const D& dev = D{}) {
+    return from_values<T>(std::span<const T>(values.begin(), values.size()), s, dev);
+}
+
+}  // namespace devtensor

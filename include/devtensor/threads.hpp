@@ -1,0 +1,77 @@
+// CPU threads for the CPU backend: set_num_threads / get_num_threads as in
+// PyTorch, and the parallel_for the loops use. OpenMP when the consumer enables
+// it (-fopenmp, OpenMP::OpenMP_CXX); otherwise ops run on the calling thread.
+#pragma once
+
+#include <devtensor/config.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#if defined(_OPENMP)
+#  include <omp.h>
+#endif
+
+namespace devtensor {
+
+namespace detail {
+/// 0 means "not set": use OpenMP's default.
+inline std::atomic<int>& requested_threads() noexcept {
+    static std::atomic<int> n{0};
+    return n;
+}
+}  // namespace detail
+
+/// Threads CPU ops may use from now on (torch.set_num_threads); n >= 1.
+inline void set_num_threads(int n) {
+    if (n < 1)
+        throw std::invalid_argument("devtensor::set_num_threads: need at least 1 thread, got " +
+                                    std::to_string(n));
+    detail::requested_threads().store(n);
+}
+
+// Whether OpenMP is on is a property of the translation unit, like DEVTENSOR_HAS_CUDA.
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// Threads CPU ops use: what set_num_threads asked for, else OpenMP's default;
+/// always 1 when the program is built without OpenMP.
+inline int get_num_threads() noexcept {
+#if defined(_OPENMP)
+    const int n = detail::requested_threads().load();
+    return n > 0 ? n : omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// Calls f(begin, end) over contiguous chunks of [0, n) on up to get_num_threads()
+/// threads, each chunk at least `grain` long, so small work stays on one thread.
+template <class F>
+void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
+    if (n <= 0) return;
+    const std::int64_t chunks =
+        std::min<std::int64_t>(get_num_threads(), (n + grain - 1) / std::max<std::int64_t>(grain, 1));
+    if (chunks <= 1) {
+        f(std::int64_t{0}, n);
+        return;
+    }
+#if defined(_OPENMP)
+#  pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
+#else
+    f(std::int64_t{0}, n);
+#endif
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
+
+}  // namespace devtensor

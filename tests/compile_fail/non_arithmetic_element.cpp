@@ -1,0 +1,9 @@
+// expect: devtensor::tensor: the element type must be arithmetic
+#include <devtensor/devtensor.hpp>
+#include <string>
+namespace dt = devtensor;
+#ifdef DEVTENSOR_TWIN
+dt::tensor<int> t;
+#else
+dt::tensor<std::string> t;
+#endif

@@ -1,0 +1,71 @@
+// device.hpp: descriptors, parsing, to_string, the concepts, device_cast.
+#include "test_support.hpp"
+
+using dt::cpu_device;
+using dt::cuda_device;
+using dt::device;
+using dt::device_kind;
+
+static_assert(dt::Device<cpu_device> && dt::Device<cuda_device> && dt::Device<device>);
+static_assert(!dt::Device<int> && !dt::Device<std::string>);
+static_assert(dt::StaticDevice<cpu_device> && dt::StaticDevice<cuda_device>);
+static_assert(!dt::StaticDevice<device>);
+static_assert(dt::HostAccessible<cpu_device>);
+static_assert(!dt::HostAccessible<cuda_device> && !dt::HostAccessible<device>);
+static_assert(std::is_convertible_v<cpu_device, device> && std::is_convertible_v<cuda_device, device>);
+static_assert(!std::is_convertible_v<device, cuda_device> && !std::is_convertible_v<device, cpu_device>);
+static_assert(std::is_nothrow_copy_constructible_v<device> && sizeof(device) <= 8);
+
+TEST_CASE("device strings parse to kind and index") {
+    CHECK(device("cpu") == device(device_kind::cpu));
+    CHECK(device("cpu:0") == device(device_kind::cpu, 0));
+    CHECK(device("cuda") == device(device_kind::cuda, 0));
+    CHECK(device("cuda:0").index() == 0);
+    CHECK(device("cuda:1").index() == 1);
+    CHECK(device("cuda:7").is_cuda());  // a descriptor is only a name: no GPU needed
+    CHECK(device("cuda:123456789").index() == 123456789);
+}
+
+TEST_CASE("to_string always names the CUDA index") {
+    CHECK(dt::to_string(cpu_device{}) == "cpu");
+    CHECK(dt::to_string(cuda_device{}) == "cuda:0");
+    CHECK(dt::to_string(cuda_device{3}) == "cuda:3");
+    CHECK(dt::to_string(device("cuda")) == "cuda:0");
+    CHECK(dt::to_string(device("cpu:0")) == "cpu");
+    for (const char* text : {"cpu", "cuda:0", "cuda:5"}) CHECK(dt::to_string(device(text)) == text);
+}
+
+TEST_CASE("bad device strings throw invalid_device quoting the string and the accepted forms") {
+    for (const char* text : {"", "gpu", "cuda:", "cuda:-1", "cuda:1x", "cpu:1", "CUDA", " cuda",
+                             "cuda:0:0", "cuda:+1", "cuda:1234567890", "cpu:", ":0"}) {
+        CAPTURE(text);
+        CHECK_ERROR(dt::invalid_device, device(text), "'" + std::string(text) + "'", "\"cpu\"",
+                    "\"cuda:N\"");
+    }
+    // invalid_device is an std::invalid_argument, as DESIGN §9 says
+    CHECK_THROWS_AS(device("gpu"), std::invalid_argument);
+}
+
+TEST_CASE("bad indices throw invalid_device") {
+    CHECK_ERROR(dt::invalid_device, device(device_kind::cuda, -1), "-1");
+    CHECK_ERROR(dt::invalid_device, device(device_kind::cpu, 1), "cpu");
+}
+
+TEST_CASE("static devices convert to device, and back only through device_cast") {
+    const device d = cuda_device{2};
+    CHECK(d.is_cuda());
+    CHECK(d.index() == 2);
+    CHECK(dt::device_cast<cuda_device>(d).ordinal == 2);
+    CHECK(dt::device_cast<cpu_device>(device("cpu")) == cpu_device{});
+    CHECK(dt::device_cast<device>(d) == d);
+    CHECK_ERROR(dt::device_mismatch, dt::device_cast<cpu_device>(d), "cuda:2", "cpu");
+    CHECK_ERROR(dt::device_mismatch, dt::device_cast<cuda_device>(device("cpu")), "cpu", "cuda");
+}
+
+TEST_CASE("static device kinds are compile-time constants") {
+    static_assert(cpu_device::kind() == device_kind::cpu);
+    static_assert(cuda_device::kind() == device_kind::cuda);
+    static_assert(cuda_device{4}.index() == 4);
+    static_assert(device(cuda_device{1}).index() == 1);
+    CHECK(dt::kind_name(device_kind::cuda) == "cuda");
+}

@@ -1,0 +1,83 @@
+// memory.hpp: the allocator's statistics and out-of-memory behaviour.
+#include "test_support.hpp"
+
+#include <cstdint>
+
+TEST_CASE("memory_allocated counts live tensors; the peak remembers") {
+    const dt::cpu_device cpu;
+    const std::size_t before = dt::memory_allocated(cpu);
+    dt::reset_peak_memory_stats(cpu);
+    {
+        auto a = dt::zeros<float>({1000}, cpu);
+        CHECK(dt::memory_allocated(cpu) == before + 4000);
+        {
+            auto b = a;  // a handle: no new memory
+            CHECK(dt::memory_allocated(cpu) == before + 4000);
+            auto c = dt::zeros<double>({500}, cpu);
+            CHECK(dt::memory_allocated(cpu) == before + 8000);
+        }
+        CHECK(dt::memory_allocated(cpu) == before + 4000);
+        CHECK(dt::max_memory_allocated(cpu) == before + 8000);
+    }
+    CHECK(dt::memory_allocated(cpu) == before);
+    CHECK(dt::memory_allocated(dt::device("cpu")) == before);  // any Device names the same counters
+    dt::reset_peak_memory_stats(cpu);
+    CHECK(dt::max_memory_allocated(cpu) == before);
+    CHECK(dt::memory_reserved(cpu) >= dt::memory_allocated(cpu));
+    dt::empty_cache(cpu);
+}
+
+TEST_CASE("a huge allocation is out_of_memory naming the device and the sizes; work goes on") {
+    const dt::cpu_device cpu;
+    const std::size_t before = dt::memory_allocated(cpu);
+    // 2^46 floats = 256 TiB: more than any machine here has
+    CHECK_ERROR(dt::out_of_memory, dt::zeros<float>({std::int64_t{1} << 46}, cpu), "cpu",
+                "out of memory", "281474976710656 bytes", "free", "allocated");
+    CHECK_THROWS_AS(dt::empty<float>({std::int64_t{1} << 46}), dt::error);  // the hierarchy of §9
+    CHECK(dt::memory_allocated(cpu) == before);
+    const auto t = dt::ones<float>({3});
+    CHECK(t.to_vector() == std::vector<float>{1, 1, 1});
+}
+
+TEST_CASE("byte counts that overflow the address space are out_of_memory, not a wrap-around") {
+    // 2^62 doubles: the element count fits int64, the byte count overflows size_t
+    CHECK_ERROR(dt::out_of_memory, dt::buffer<double>(std::size_t{1} << 62), "overflow");
+}
+
+TEST_CASE("allocate_bytes of 0 bytes is nullptr and counts nothing") {
+    const std::size_t before = dt::memory_allocated(dt::cpu_device{});
+    void* p = dt::allocate_bytes(dt::device("cpu"), 0);
+    CHECK(p == nullptr);
+    dt::deallocate_bytes(dt::device("cpu"), p, 0);
+    CHECK(dt::memory_allocated(dt::cpu_device{}) == before);
+}
+
+TEST_CASE("host memory is aligned for vector loads") {
+    for (int i = 1; i < 50; i += 7) {
+        const auto t = dt::empty<float>({i});
+        CHECK(reinterpret_cast<std::uintptr_t>(t.data()) % 64 == 0);
+    }
+}
+
+TEST_CASE("cuda statistics on an absent device are device_unavailable") {
+    const dt::device absent(dt::device_kind::cuda, dt::cuda_device_count() + 1);
+    CHECK_THROWS_AS((void)dt::memory_reserved(absent), dt::device_unavailable);
+    CHECK_THROWS_AS(dt::empty_cache(absent), dt::device_unavailable);
+    CHECK_THROWS_AS((void)dt::empty<float>({2}, absent), dt::device_unavailable);
+}
+
+DEVTENSOR_GPU_TEST_CASE("gpu: out of memory, then memory_allocated is back and work continues") {
+    const dt::cuda_device gpu{0};
+    const std::size_t before = dt::memory_allocated(gpu);
+    for (int i = 0; i < 3; ++i)
+        CHECK_ERROR(dt::out_of_memory, dt::empty<float>({std::int64_t{1} << 46}, gpu), "cuda:0",
+                    "out of memory", "free", "reserved");
+    CHECK(dt::memory_allocated(gpu) == before);
+    {
+        auto t = dt::empty<float>({1 << 20}, gpu);
+        CHECK(dt::memory_allocated(gpu) == before + (4u << 20));
+        CHECK(dt::memory_reserved(gpu) >= (4u << 20));
+    }
+    CHECK(dt::memory_allocated(gpu) == before);
+    dt::empty_cache(gpu);
+}

@@ -1,0 +1,46 @@
+// Helpers shared by the test files: GPU cases that skip without a GPU, and
+// checks of an error's type and the key words of its message.
+#pragma once
+
+#include <devtensor/devtensor.hpp>
+#include <doctest/doctest.h>
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace dt = devtensor;
+
+/// A test case that needs a CUDA device: reported as skipped (not passed) where there is none.
+#define DEVTENSOR_GPU_TEST_CASE(name) TEST_CASE(name * doctest::skip(!::devtensor::cuda_available()))
+
+namespace test {
+/// What `f` threw as E ("" with a failed check when it threw nothing or something else).
+template <class E, class F>
+std::string message_of(F&& f, const char* expr) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        FAIL_CHECK("`", expr, "` threw the wrong type: ", e.what());
+        return "";
+    }
+    FAIL_CHECK("`", expr, "` threw nothing");
+    return "";
+}
+
+inline bool contains(std::string_view text, std::string_view word) {
+    return text.find(word) != std::string_view::npos;
+}
+}  // namespace test
+
+/// `expr` throws `type` whose message holds each of the given words.
+#define CHECK_ERROR(type, expr, ...)                                                      \
+    do {                                                                                  \
+        const std::string message_ = ::test::message_of<type>([&] { (void)(expr); }, #expr); \
+        for (const std::string& word_ : std::initializer_list<std::string>{__VA_ARGS__}) { \
+            INFO("message: ", message_);                                                  \
+            CHECK(::test::contains(message_, word_));                                     \
+        }                                                                                 \
+    } while (0)

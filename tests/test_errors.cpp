@@ -28,7 +28,7 @@ TEST_CASE("cuda_error carries the code, its name and message, and the failing ca
 #if DEVTENSOR_CUDA_RUNTIME
 TEST_CASE("DEVTENSOR_CUDA_CHECK throws cuda_error naming the call and clears the sticky error") {
     // an invalid device ordinal fails the same way with or without a GPU
-    CHECK_ERROR(dt::cuda_error, DEVTENSOR_CUDA_CHECK(cudaSetDevice(-1)), "cudaSetDevice(-1)", "test_errors.cpp");
-    CHECK(cudaGetLastError() == cudaSuccess);
+    CHECK_ERROR(dt::cuda_error, [] { DEVTENSOR_CUDA_CHECK(cudaSetDevice(-1)); }(), "cudaSetDevice(-1)", "test_errors.cpp");
+    if (dt::cuda_available()) CHECK(cudaGetLastError() == cudaSuccess);  // without a driver every call fails
 }
 #endif

@@ -125,7 +125,7 @@ public:
                               " indices for a tensor of shape " + shape_.to_string());
         const std::int64_t indices[] = {static_cast<std::int64_t>(index)..., 0};
         std::int64_t offset = 0;
-        for (std::size_t d = 0; d < sizeof...(I); ++d) {
+        for (std::size_t d = 0; d < shape_.rank(); ++d) {  // == sizeof...(I), checked above
             check_index(indices[d], shape_[d], d);
             offset = offset * shape_[d] + indices[d];
         }

@@ -13,6 +13,7 @@
 #include <limits>
 #include <ostream>
 #include <ranges>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -113,7 +114,7 @@ inline shape broadcast_shapes(const shape& a, const shape& b, std::string_view o
                               std::to_string(db) + ")");
         dims[rank - 1 - i] = da == 1 ? db : da;
     }
-    return shape(std::ranges::subrange(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(rank)));
+    return shape(std::span<const std::int64_t>(dims.data(), rank));
 }
 
 }  // namespace devtensor

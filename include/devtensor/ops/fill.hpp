@@ -28,6 +28,14 @@ void fill_any([[maybe_unused]] const char* op, const tensor<T, D>& t, T value) {
     }
 }
 
+/// A new tensor of shape `s` on `dev` holding `value` everywhere.
+template <class T, class D>
+tensor<T, D> filled(const char* op, const shape& s, T value, const D& dev) {
+    tensor<T, D> t(s, dev);
+    fill_any(op, t, value);
+    return t;
+}
+
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
@@ -44,27 +52,21 @@ void fill(const tensor<T, D>& t, T value) {
 template <Element T, Device D = cpu_device>
 tensor<T, D> full(const shape& s, T value, const D& dev = D{}) {
     DEVTENSOR_STATIC_CHECK_KERNELS("full", D);
-    tensor<T, D> t(s, dev);
-    detail::fill_any("full", t, value);
-    return t;
+    return detail::filled("full", s, value, dev);
 }
 
 /// A tensor of ones (torch.ones): ones<float>({2, 3}, try_gpu()).
 template <Element T, Device D = cpu_device>
 tensor<T, D> ones(const shape& s, const D& dev = D{}) {
     DEVTENSOR_STATIC_CHECK_KERNELS("ones", D);
-    tensor<T, D> t(s, dev);
-    detail::fill_any("ones", t, T{1});
-    return t;
+    return detail::filled("ones", s, T{1}, dev);
 }
 
 /// A tensor of zeros (torch.zeros).
 template <Element T, Device D = cpu_device>
 tensor<T, D> zeros(const shape& s, const D& dev = D{}) {
     DEVTENSOR_STATIC_CHECK_KERNELS("zeros", D);
-    tensor<T, D> t(s, dev);
-    detail::fill_any("zeros", t, T{0});
-    return t;
+    return detail::filled("zeros", s, T{0}, dev);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -5,12 +5,14 @@
 // transposed operands (linear's weight) cost nothing extra.
 #pragma once
 
+#include <devtensor/backend/cpu/gemm_avx2.hpp>
 #include <devtensor/detail/gemm_tile.hpp>
 #include <devtensor/threads.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <memory>
+#include <type_traits>
 
 namespace devtensor::backend_cpu {
 
@@ -21,9 +23,9 @@ template <class T>
 struct gemm_blocking {
     static constexpr int mr = 6;
     static constexpr int nr = std::clamp<int>(64 / static_cast<int>(sizeof(T)), 4, 16);
-    static constexpr std::int64_t kc = 256;             // A and B micro-panels stay in L1/L2
-    static constexpr std::int64_t mc = 16 * mr;         // A block in L2
-    static constexpr std::int64_t nc = 128 * nr;        // B block in L3
+    static constexpr std::int64_t kc = 384;  // a B micro-panel (kc x nr) fits L1
+    static constexpr std::int64_t mc = 16 * mr;  // an A block (mc x kc) fits L2
+    static constexpr std::int64_t nc = 128 * nr;  // a B block (kc x nc) fits L3
 };
 
 /// A strided matrix operand: element (r, c) is data[r * row + c * col].
@@ -50,6 +52,43 @@ void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, st
     }
 }
 
+/// Whether the AVX2 kernel serves T with this tile on this CPU.
+template <int MR, int NR, class T>
+bool use_avx2_kernel() {
+#if DEVTENSOR_HAS_AVX2_KERNEL
+    if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && MR == 6 &&
+                  NR == 64 / sizeof(T))
+        return avx2::available();
+#endif
+    return false;
+}
+
+/// One MR x NR tile of C from an A panel and a B panel, kc deep: C (+)= A·B (+ bias).
+/// h x w is the part of the tile inside C; full tiles on AVX2 go straight to C.
+template <int MR, int NR, class T>
+void compute_tile(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc, std::int64_t h,
+                  std::int64_t w, bool accumulate, const T* bias) {
+    T acc[MR][NR] = {};
+#if DEVTENSOR_HAS_AVX2_KERNEL
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (use_avx2_kernel<MR, NR, T>()) {
+            if (h == MR && w == NR) return avx2::micro_kernel(kc, a, b, c, ldc, accumulate, bias);
+            avx2::micro_kernel(kc, a, b, &acc[0][0], NR, false, static_cast<const T*>(nullptr));
+        }
+    }
+    if (!use_avx2_kernel<MR, NR, T>())
+#endif
+        detail::gemm_micro_tile<MR, NR>(kc, a, std::int64_t{MR}, std::int64_t{1}, b, std::int64_t{NR},
+                                        std::int64_t{1}, acc);
+    for (std::int64_t i = 0; i < h; ++i) {
+        T* row = c + i * ldc;
+        for (std::int64_t j = 0; j < w; ++j) {
+            if (accumulate) row[j] += acc[i][j];
+            else row[j] = bias ? static_cast<T>(acc[i][j] + bias[j]) : acc[i][j];
+        }
+    }
+}
+
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null).
 template <class T>
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matrix_view<T> b,
@@ -64,37 +103,29 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matr
     }
     // B as the transposed view, so that pack_panels packs its columns into NR-wide panels.
     const matrix_view<T> bt{b.data, b.col, b.row};
-    std::vector<T> packed_b(static_cast<std::size_t>(blk::kc * ((blk::nc + nr - 1) / nr * nr)));
+    // Scratch panels are written before they are read: no zero-initialisation.
+    const auto packed_b = std::make_unique_for_overwrite<T[]>(
+        static_cast<std::size_t>(blk::kc * std::min(blk::nc, (n + nr - 1) / nr * nr)));
     for (std::int64_t jc = 0; jc < n; jc += blk::nc) {
         const std::int64_t nc = std::min(blk::nc, n - jc);
         for (std::int64_t pc = 0; pc < k; pc += blk::kc) {
             const std::int64_t kc = std::min(blk::kc, k - pc);
-            pack_panels<nr>(bt, jc, nc, pc, kc, packed_b.data());
+            pack_panels<nr>(bt, jc, nc, pc, kc, packed_b.get());
             const std::int64_t m_blocks = (m + blk::mc - 1) / blk::mc;
             const std::int64_t grain = std::max<std::int64_t>(1, (1 << 18) / (kc * nc));
             detail::parallel_for(m_blocks, grain, [&](std::int64_t first, std::int64_t last) {
-                std::vector<T> packed_a(static_cast<std::size_t>(blk::mc * kc));
+                const auto packed_a = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(blk::mc * kc));
                 for (std::int64_t block = first; block < last; ++block) {
                     const std::int64_t ic = block * blk::mc;
                     const std::int64_t mc = std::min(blk::mc, m - ic);
-                    pack_panels<mr>(a, ic, mc, pc, kc, packed_a.data());
+                    pack_panels<mr>(a, ic, mc, pc, kc, packed_a.get());
                     for (std::int64_t jr = 0; jr < nc; jr += nr) {
                         for (std::int64_t ir = 0; ir < mc; ir += mr) {
-                            T acc[mr][nr] = {};
-                            detail::gemm_micro_tile<mr, nr>(kc, packed_a.data() + ir * kc,
-                                                            std::int64_t{mr}, std::int64_t{1},
-                                                            packed_b.data() + jr * kc,
-                                                            std::int64_t{nr}, std::int64_t{1}, acc);
-                            const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
-                            const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
-                            for (std::int64_t i = 0; i < h; ++i) {
-                                T* row = c + (ic + ir + i) * ldc + jc + jr;
-                                for (std::int64_t j = 0; j < w; ++j) {
-                                    if (pc != 0) row[j] += acc[i][j];
-                                    else row[j] = bias ? static_cast<T>(acc[i][j] + bias[jc + jr + j])
-                                                       : acc[i][j];
-                                }
-                            }
+                            compute_tile<mr, nr>(kc, packed_a.get() + ir * kc, packed_b.get() + jr * kc,
+                                                 c + (ic + ir) * ldc + jc + jr, ldc,
+                                                 std::min<std::int64_t>(mr, mc - ir),
+                                                 std::min<std::int64_t>(nr, nc - jr), pc != 0,
+                                                 bias ? bias + jc + jr : nullptr);
                         }
                     }
                 }

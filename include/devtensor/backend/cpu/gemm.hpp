@@ -52,15 +52,22 @@ void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, st
     }
 }
 
-/// Whether the AVX2 kernel serves T with this tile on this CPU.
+/// Whether the AVX2 kernel has a version for T with this tile (the CPU is asked at run time).
 template <int MR, int NR, class T>
-bool use_avx2_kernel() {
-#if DEVTENSOR_HAS_AVX2_KERNEL
-    if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && MR == 6 &&
-                  NR == 64 / sizeof(T))
-        return avx2::available();
-#endif
-    return false;
+inline constexpr bool avx2_tile = DEVTENSOR_HAS_AVX2_KERNEL && MR == 6 && NR == 64 / sizeof(T) &&
+                                  (std::is_same_v<T, float> || std::is_same_v<T, double>);
+
+/// Writes the h x w part of a computed tile into C: C += tile, or C = tile (+ bias).
+template <int MR, int NR, class T>
+void store_tile(const T (&tile)[MR][NR], T* c, std::int64_t ldc, std::int64_t h, std::int64_t w,
+                bool accumulate, const T* bias) {
+    for (std::int64_t i = 0; i < h; ++i) {
+        T* row = c + i * ldc;
+        for (std::int64_t j = 0; j < w; ++j) {
+            if (accumulate) row[j] += tile[i][j];
+            else row[j] = bias ? static_cast<T>(tile[i][j] + bias[j]) : tile[i][j];
+        }
+    }
 }
 
 /// One MR x NR tile of C from an A panel and a B panel, kc deep: C (+)= A·B (+ bias).
@@ -68,25 +75,20 @@ bool use_avx2_kernel() {
 template <int MR, int NR, class T>
 void compute_tile(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc, std::int64_t h,
                   std::int64_t w, bool accumulate, const T* bias) {
-    T acc[MR][NR] = {};
 #if DEVTENSOR_HAS_AVX2_KERNEL
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        if (use_avx2_kernel<MR, NR, T>()) {
+    if constexpr (avx2_tile<MR, NR, T>) {
+        if (avx2::available()) {
             if (h == MR && w == NR) return avx2::micro_kernel(kc, a, b, c, ldc, accumulate, bias);
-            avx2::micro_kernel(kc, a, b, &acc[0][0], NR, false, static_cast<const T*>(nullptr));
+            T tile[MR][NR];
+            avx2::micro_kernel(kc, a, b, &tile[0][0], std::int64_t{NR}, false, static_cast<const T*>(nullptr));
+            return store_tile(tile, c, ldc, h, w, accumulate, bias);
         }
     }
-    if (!use_avx2_kernel<MR, NR, T>())
 #endif
-        detail::gemm_micro_tile<MR, NR>(kc, a, std::int64_t{MR}, std::int64_t{1}, b, std::int64_t{NR},
-                                        std::int64_t{1}, acc);
-    for (std::int64_t i = 0; i < h; ++i) {
-        T* row = c + i * ldc;
-        for (std::int64_t j = 0; j < w; ++j) {
-            if (accumulate) row[j] += acc[i][j];
-            else row[j] = bias ? static_cast<T>(acc[i][j] + bias[j]) : acc[i][j];
-        }
-    }
+    T acc[MR][NR] = {};
+    detail::gemm_micro_tile<MR, NR>(kc, a, std::int64_t{MR}, std::int64_t{1}, b, std::int64_t{NR},
+                                    std::int64_t{1}, acc);
+    store_tile(acc, c, ldc, h, w, accumulate, bias);
 }
 
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null).

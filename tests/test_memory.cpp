@@ -59,6 +59,49 @@ TEST_CASE("host memory is aligned for vector loads") {
     }
 }
 
+TEST_CASE("the host pool reuses a freed large block; empty_cache returns it") {
+    const dt::cpu_device cpu;
+    dt::empty_cache(cpu);
+    const std::size_t reserved = dt::memory_reserved(cpu), allocated = dt::memory_allocated(cpu);
+    constexpr std::int64_t n = 3 << 20;  // 12 MiB of floats: pooled
+    const void* first = nullptr;
+    {
+        const auto t = dt::ones<float>({n});
+        first = t.data();
+        CHECK(dt::memory_reserved(cpu) == reserved + 12u * 1024 * 1024);
+    }
+    CHECK(dt::memory_allocated(cpu) == allocated);
+    CHECK(dt::memory_reserved(cpu) == reserved + 12u * 1024 * 1024);  // cached, not returned
+    {
+        const auto again = dt::empty<float>({n - 1000});  // same size class: the same block
+        CHECK(again.data() == first);
+        CHECK(dt::memory_reserved(cpu) == reserved + 12u * 1024 * 1024);
+        const auto small = dt::empty<float>({n / 4});  // another class: not the cached block
+        CHECK(small.data() != first);
+    }
+    dt::empty_cache(cpu);
+    CHECK(dt::memory_reserved(cpu) == reserved);
+    CHECK(dt::memory_allocated(cpu) == allocated);
+}
+
+TEST_CASE("host size classes waste at most 12.5% above 64 MiB and whole 2 MiB pages below") {
+    using pool = dt::detail::host_pool;
+    for (std::size_t bytes = pool::pooled_from; bytes < (std::size_t{1} << 40); bytes = bytes * 3 / 2 + 12345) {
+        const std::size_t size = pool::size_class(bytes);
+        CHECK(size >= bytes);
+        CHECK(size % pool::granule == 0);
+        CHECK(size - bytes < std::max(pool::granule, bytes / 8));
+        CHECK(pool::size_class(size) == size);  // a class is its own class
+    }
+}
+
+TEST_CASE("a failing host allocation returns the cache before it gives up") {
+    { const auto t = dt::empty<float>({4 << 20}); }  // leaves 16 MiB cached
+    CHECK(dt::detail::host_pool::instance().cached() >= (16u << 20));
+    CHECK_THROWS_AS(dt::empty<float>({std::int64_t{1} << 46}), dt::out_of_memory);
+    CHECK(dt::detail::host_pool::instance().cached() == 0);
+}
+
 TEST_CASE("cuda statistics on an absent device are device_unavailable") {
     const dt::device absent(dt::device_kind::cuda, dt::cuda_device_count() + 1);
     CHECK_THROWS_AS((void)dt::memory_reserved(absent), dt::device_unavailable);

@@ -1,12 +1,14 @@
 // One allocator per device kind, with PyTorch's memory statistics:
 // memory_allocated, max_memory_allocated, reset_peak_memory_stats,
-// memory_reserved, empty_cache. CUDA memory comes from the stream-ordered pool.
+// memory_reserved, empty_cache. CUDA memory comes from the stream-ordered pool,
+// host memory from the caching host pool (detail/host_pool.hpp).
 #pragma once
 
 #include <devtensor/backend/cuda/runtime.hpp>
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/device_query.hpp>  // require_available, cpu free memory
+#include <devtensor/detail/host_pool.hpp>
 #include <devtensor/error.hpp>
 
 #include <array>
@@ -68,9 +70,6 @@ inline std::string format_bytes(std::size_t bytes) {
                         format_bytes(reserved));
 }
 
-/// Host memory is aligned for the widest vector loads and cache lines.
-inline constexpr std::size_t host_alignment = 64;
-
 #if DEVTENSOR_CUDA_RUNTIME
 /// The device's default stream-ordered pool, set to keep freed memory cached.
 inline cudaMemPool_t cuda_pool(int ordinal) {
@@ -128,10 +127,10 @@ inline void* allocate_bytes(const device& dev, std::size_t bytes) {
     if (bytes == 0) return nullptr;
     void* p = nullptr;
     if (dev.is_cpu()) {
-        p = ::operator new(bytes, std::align_val_t{detail::host_alignment}, std::nothrow);
+        p = detail::host_pool::instance().allocate(bytes);
         if (p == nullptr)
             detail::throw_out_of_memory(dev, bytes, detail::cpu_properties().free_memory,
-                                        detail::counters(dev).allocated.load());
+                                        detail::host_pool::instance().reserved());
     } else {
 #if DEVTENSOR_CUDA_RUNTIME
         p = detail::cuda_allocate(dev, bytes);
@@ -146,7 +145,7 @@ inline void deallocate_bytes(const device& dev, void* p, std::size_t bytes) noex
     if (p == nullptr) return;
     detail::counters(dev).sub(bytes);
     if (dev.is_cpu()) {
-        ::operator delete(p, std::align_val_t{detail::host_alignment});
+        detail::host_pool::instance().deallocate(p, bytes);
         return;
     }
 #if DEVTENSOR_CUDA_RUNTIME
@@ -177,12 +176,11 @@ void reset_peak_memory_stats(const D& dev) {
     c.peak.store(c.allocated.load());
 }
 
-/// Bytes the device's allocator holds, live or cached. The host allocator
-/// does not cache yet, so on the CPU this equals memory_allocated.
+/// Bytes the device's allocator holds, live or cached (blocks rounded to their size class).
 template <Device D>
 std::size_t memory_reserved(const D& dev) {
     const device d(dev);
-    if (d.is_cpu()) return memory_allocated(d);
+    if (d.is_cpu()) return detail::host_pool::instance().reserved();
     require_available(d);
 #if DEVTENSOR_CUDA_RUNTIME
     return detail::cuda_reserved(d.index());
@@ -195,7 +193,7 @@ std::size_t memory_reserved(const D& dev) {
 template <Device D>
 void empty_cache(const D& dev) {
     const device d(dev);
-    if (d.is_cpu()) return;
+    if (d.is_cpu()) return detail::host_pool::instance().release_cached();
     require_available(d);
 #if DEVTENSOR_CUDA_RUNTIME
     detail::cuda_trim(d.index());

@@ -1,0 +1,126 @@
+// x86-64 vector registers for the CPU kernels: one traits struct per register
+// width and element type, each operation compiled for its ISA through a target
+// attribute, so the consumer needs no -mavx2 / -mavx512f. Callers ask
+// best_isa() at run time and only then call code built for that ISA.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDA_ARCH__)
+#  define DEVTENSOR_HAS_X86_KERNELS 1
+#  include <immintrin.h>
+#else
+#  define DEVTENSOR_HAS_X86_KERNELS 0
+#endif
+
+// Loop unrolling hint for the kernels; nvcc's front end rejects the pragma under -Werror.
+#if defined(__CUDACC__) || !defined(__GNUC__) || defined(__clang__)
+#  define DEVTENSOR_UNROLL(n)
+#else
+#  define DEVTENSOR_UNROLL_PRAGMA(x) _Pragma(#x)
+#  define DEVTENSOR_UNROLL(n) DEVTENSOR_UNROLL_PRAGMA(GCC unroll n)
+#endif
+
+namespace devtensor::backend_cpu::simd {
+
+/// The widest vector ISA of this CPU that the kernels use.
+enum class isa { portable, avx2, avx512 };
+
+#if DEVTENSOR_HAS_X86_KERNELS
+
+/// Asked once: AVX-512F beats AVX2+FMA beats plain C++.
+inline isa best_isa() noexcept {
+    static const isa best = [] {
+        if (__builtin_cpu_supports("avx512f")) return isa::avx512;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return isa::avx2;
+        return isa::portable;
+    }();
+    return best;
+}
+
+#  define DEVTENSOR_AVX2 __attribute__((target("avx2,fma")))
+#  define DEVTENSOR_AVX512 __attribute__((target("avx512f")))
+
+/// Operations on one register of T; `lanes` elements wide.
+template <class T, isa I>
+struct vec;
+
+template <>
+struct vec<float, isa::avx2> {
+    using type = __m256;
+    static constexpr int lanes = 8;
+    DEVTENSOR_AVX2 static type zero() { return _mm256_setzero_ps(); }
+    DEVTENSOR_AVX2 static type load(const float* p) { return _mm256_loadu_ps(p); }
+    DEVTENSOR_AVX2 static type broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+    DEVTENSOR_AVX2 static type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+    DEVTENSOR_AVX2 static type add(type a, type b) { return _mm256_add_ps(a, b); }
+    DEVTENSOR_AVX2 static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
+    DEVTENSOR_AVX2 static float sum(type v) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_hadd_ps(s, s);
+        return _mm_cvtss_f32(_mm_hadd_ps(s, s));
+    }
+};
+
+template <>
+struct vec<double, isa::avx2> {
+    using type = __m256d;
+    static constexpr int lanes = 4;
+    DEVTENSOR_AVX2 static type zero() { return _mm256_setzero_pd(); }
+    DEVTENSOR_AVX2 static type load(const double* p) { return _mm256_loadu_pd(p); }
+    DEVTENSOR_AVX2 static type broadcast(const double* p) { return _mm256_broadcast_sd(p); }
+    DEVTENSOR_AVX2 static type fma(type a, type b, type c) { return _mm256_fmadd_pd(a, b, c); }
+    DEVTENSOR_AVX2 static type add(type a, type b) { return _mm256_add_pd(a, b); }
+    DEVTENSOR_AVX2 static void store(double* p, type v) { _mm256_storeu_pd(p, v); }
+    DEVTENSOR_AVX2 static double sum(type v) {
+        const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+        return _mm_cvtsd_f64(_mm_hadd_pd(s, s));
+    }
+};
+
+template <>
+struct vec<float, isa::avx512> {
+    using type = __m512;
+    static constexpr int lanes = 16;
+    DEVTENSOR_AVX512 static type zero() { return _mm512_setzero_ps(); }
+    DEVTENSOR_AVX512 static type load(const float* p) { return _mm512_loadu_ps(p); }
+    DEVTENSOR_AVX512 static type broadcast(const float* p) { return _mm512_set1_ps(*p); }
+    DEVTENSOR_AVX512 static type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
+    DEVTENSOR_AVX512 static type add(type a, type b) { return _mm512_add_ps(a, b); }
+    DEVTENSOR_AVX512 static void store(float* p, type v) { _mm512_storeu_ps(p, v); }
+    // Through memory: GCC 12's 512-bit extracts (and _mm512_reduce_add_ps) warn of uninitialised values.
+    DEVTENSOR_AVX512 static float sum(type v) {
+        alignas(64) float lane[16];
+        _mm512_store_ps(lane, v);
+        for (int width = 8; width > 0; width /= 2)
+            for (int i = 0; i < width; ++i) lane[i] += lane[i + width];
+        return lane[0];
+    }
+};
+
+template <>
+struct vec<double, isa::avx512> {
+    using type = __m512d;
+    static constexpr int lanes = 8;
+    DEVTENSOR_AVX512 static type zero() { return _mm512_setzero_pd(); }
+    DEVTENSOR_AVX512 static type load(const double* p) { return _mm512_loadu_pd(p); }
+    DEVTENSOR_AVX512 static type broadcast(const double* p) { return _mm512_set1_pd(*p); }
+    DEVTENSOR_AVX512 static type fma(type a, type b, type c) { return _mm512_fmadd_pd(a, b, c); }
+    DEVTENSOR_AVX512 static type add(type a, type b) { return _mm512_add_pd(a, b); }
+    DEVTENSOR_AVX512 static void store(double* p, type v) { _mm512_storeu_pd(p, v); }
+    DEVTENSOR_AVX512 static double sum(type v) {
+        alignas(64) double lane[8];
+        _mm512_store_pd(lane, v);
+        for (int width = 4; width > 0; width /= 2)
+            for (int i = 0; i < width; ++i) lane[i] += lane[i + width];
+        return lane[0];
+    }
+};
+
+#else
+
+inline isa best_isa() noexcept { return isa::portable; }
+
+#endif
+
+}  // namespace devtensor::backend_cpu::simd

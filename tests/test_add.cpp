@@ -1,6 +1,7 @@
 // ops/add.hpp: add, +, +=, the out-variant, broadcasting, device rules.
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace {
@@ -135,3 +136,31 @@ DEVTENSOR_GPU_TEST_CASE("gpu add matches the cpu for every broadcast case") {
     }
 }
 #endif
+
+TEST_CASE_TEMPLATE("large outputs (streaming stores) and misaligned rows add and fill exactly", T, float, double, int) {
+    constexpr std::int64_t rows = 3001, cols = 1027;  // > 8 MiB of output, odd row length
+    const auto x = dt::empty<T>({rows, cols});
+    const auto bias = dt::empty<T>({cols});
+    for (std::int64_t i = 0; i < rows * cols; ++i) x.data()[i] = static_cast<T>(i % 1000);
+    for (std::int64_t j = 0; j < cols; ++j) bias.data()[j] = static_cast<T>(j % 7);
+    const auto same = dt::add(x, x);
+    const auto broadcast = dt::add(x, bias);
+    const auto flipped = dt::add(bias, x);
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        REQUIRE(same.data()[i] == static_cast<T>(2 * (i % 1000)));
+        REQUIRE(broadcast.data()[i] == static_cast<T>(i % 1000 + (i % cols) % 7));
+        REQUIRE(flipped.data()[i] == broadcast.data()[i]);
+    }
+    const auto filled = dt::full<T>({rows, cols}, T(3));
+    CHECK(std::all_of(filled.data(), filled.data() + rows * cols, [](T v) { return v == T(3); }));
+    // Starts off 16-byte alignment: the scalar head, then vectors, then the tail.
+    for (const std::int64_t offset : {1, 2, 3}) {
+        std::vector<T> out(1000, T(-1));
+        dt::backend_cpu::add_row(x.data() + offset, 1, bias.data(), 0, out.data() + offset, 990, true);
+        dt::backend_cpu::simd::stream_fence();
+        for (std::int64_t i = 0; i < 990; ++i)
+            REQUIRE(out[static_cast<std::size_t>(offset + i)] == static_cast<T>(x.data()[offset + i] + bias.data()[0]));
+        CHECK(out[0] == T(-1));
+        CHECK(out[static_cast<std::size_t>(offset + 990)] == T(-1));
+    }
+}

@@ -117,3 +117,34 @@ DEVTENSOR_GPU_TEST_CASE("gpu rand is bit-identical to cpu rand, any size") {
     }
 }
 #endif
+
+TEST_CASE("the vector Philox paths give the scalar bits, across the 32-bit counter carry") {
+    namespace cpu = dt::backend_cpu;
+    for (const std::uint64_t seed : {std::uint64_t{1}, std::uint64_t{0xFFFFFFFFFF}})
+        for (const std::uint64_t first_block : {std::uint64_t{0}, std::uint64_t{0xFFFFFFFF} - 5})
+            for (const std::int64_t n : {1, 37, 1000, 4099, 100003}) {
+                CAPTURE(seed);
+                CAPTURE(first_block);
+                CAPTURE(n);
+                std::vector<float> scalar(static_cast<std::size_t>(n));
+                for (std::int64_t q = 0; q < (n + 3) / 4; ++q)
+                    dt::detail::uniform_block(scalar.data(), n, seed, first_block, q);
+                std::vector<float> dispatched(scalar.size());
+                cpu::uniform(dispatched.data(), n, seed, first_block);  // what rand runs here
+                CHECK(dispatched == scalar);
+#if DEVTENSOR_HAS_X86_KERNELS
+                const std::int64_t whole = n / 4 / 16 * 16;  // blocks both vector widths cover
+                std::vector<float> vector(scalar.begin(), scalar.end());
+                std::fill(vector.begin(), vector.begin() + whole * 4, -1.f);
+                if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) {
+                    cpu::avx2_uniform_float_blocks(vector.data(), seed, first_block, 0, whole);
+                    CHECK(vector == scalar);
+                }
+                std::fill(vector.begin(), vector.begin() + whole * 4, -1.f);
+                if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) {
+                    cpu::avx512_uniform_float_blocks(vector.data(), seed, first_block, 0, whole);
+                    CHECK(vector == scalar);
+                }
+#endif
+            }
+}

@@ -1,11 +1,15 @@
-// CPU uniform fill: Philox blocks in parallel; each element depends only on
-// (seed, first block, index), so every thread count gives the same bits.
+// CPU uniform fill: Philox blocks in parallel, in vector lanes where the CPU
+// has them; each element depends only on (seed, first block, index), so every
+// thread count and every ISA gives the same bits.
 #pragma once
 
+#include <devtensor/backend/cpu/random_simd.hpp>
 #include <devtensor/random.hpp>
 #include <devtensor/threads.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace devtensor::backend_cpu {
 
@@ -16,7 +20,20 @@ void uniform(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_blo
     constexpr int per_block = detail::elements_per_philox_block<T>;
     const std::int64_t blocks = (n + per_block - 1) / per_block;
     detail::parallel_for(blocks, 1 << 14, [=](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t q = begin; q < end; ++q) detail::uniform_block(out, n, seed, first_block, q);
+        std::int64_t q = begin;
+#if DEVTENSOR_HAS_X86_KERNELS
+        if constexpr (std::is_same_v<T, float>) {
+            // Whole vectors of blocks whose four floats all lie inside the output.
+            const simd::isa isa = simd::best_isa();
+            const int lanes = isa == simd::isa::avx512 ? 16 : 8;
+            const std::int64_t vector_end = begin + (std::min(end, n / 4) - begin) / lanes * lanes;
+            if (vector_end > begin && isa == simd::isa::avx512)
+                avx512_uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
+            else if (vector_end > begin && isa == simd::isa::avx2)
+                avx2_uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
+        }
+#endif
+        for (; q < end; ++q) detail::uniform_block(out, n, seed, first_block, q);
     });
 }
 

@@ -38,6 +38,38 @@ inline isa best_isa() noexcept {
     return best;
 }
 
+/// 16-byte vectors of float or double with streaming stores, for the
+/// elementwise loops: SSE2 is in every x86-64 CPU, so no run-time check, and
+/// memory-bound loops gain nothing from wider registers.
+template <class T>
+struct sse2;
+
+template <>
+struct sse2<float> {
+    using type = __m128;
+    static constexpr int lanes = 4;
+    static type set1(float x) { return _mm_set1_ps(x); }
+    static type load(const float* p) { return _mm_loadu_ps(p); }
+    static type add(type a, type b) { return _mm_add_ps(a, b); }
+    static void store(float* p, type v) { _mm_storeu_ps(p, v); }
+    /// Past the caches, straight to memory; p 16-byte aligned.
+    static void stream(float* p, type v) { _mm_stream_ps(p, v); }
+};
+
+template <>
+struct sse2<double> {
+    using type = __m128d;
+    static constexpr int lanes = 2;
+    static type set1(double x) { return _mm_set1_pd(x); }
+    static type load(const double* p) { return _mm_loadu_pd(p); }
+    static type add(type a, type b) { return _mm_add_pd(a, b); }
+    static void store(double* p, type v) { _mm_storeu_pd(p, v); }
+    static void stream(double* p, type v) { _mm_stream_pd(p, v); }
+};
+
+/// Orders streaming stores before whatever the thread does next.
+inline void stream_fence() { _mm_sfence(); }
+
 #  define DEVTENSOR_AVX2 __attribute__((target("avx2,fma")))
 #  define DEVTENSOR_AVX512 __attribute__((target("avx512f")))
 
@@ -120,6 +152,7 @@ struct vec<double, isa::avx512> {
 #else
 
 inline isa best_isa() noexcept { return isa::portable; }
+inline void stream_fence() {}
 
 #endif
 

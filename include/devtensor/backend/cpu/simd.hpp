@@ -153,6 +153,8 @@ struct vec<double, isa::avx512> {
 
 inline isa best_isa() noexcept { return isa::portable; }
 inline void stream_fence() {}
+template <class T>
+struct sse2;  // named by code that `if constexpr` discards here (nvcc's device pass)
 
 #endif
 

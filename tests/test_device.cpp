@@ -37,7 +37,7 @@ TEST_CASE("to_string always names the CUDA index") {
 
 TEST_CASE("bad device strings throw invalid_device quoting the string and the accepted forms") {
     for (const char* text : {"", "gpu", "cuda:", "cuda:-1", "cuda:1x", "cpu:1", "CUDA", " cuda",
-                             "cuda:0:0", "cuda:+1", "cuda:1234567890", "cpu:", ":0"}) {
+                             "cuda:0:0", "cuda:+1", "cuda:2147483648", "cpu:", ":0"}) {
         CAPTURE(text);
         CHECK_ERROR(dt::invalid_device, device(text), "'" + std::string(text) + "'", "\"cpu\"",
                     "\"cuda:N\"");
@@ -68,4 +68,15 @@ TEST_CASE("static device kinds are compile-time constants") {
     static_assert(cuda_device{4}.index() == 4);
     static_assert(device(cuda_device{1}).index() == 1);
     CHECK(dt::kind_name(device_kind::cuda) == "cuda");
+}
+
+TEST_CASE("every index up to INT_MAX parses back from to_string; past it is invalid_device") {
+    // Found by fuzz_device_string: indices of 10 digits were rejected.
+    for (const int index : {0, 9, 1000000000, 2147483647}) {
+        const dt::device d(dt::device_kind::cuda, index);
+        CHECK(dt::device(dt::to_string(d)) == d);
+    }
+    CHECK(dt::device("cuda:0000000001") == dt::device(dt::device_kind::cuda, 1));
+    CHECK_ERROR(dt::invalid_device, dt::device("cuda:2147483648"), "cuda:2147483648");
+    CHECK_ERROR(dt::invalid_device, dt::device("cuda:99999999999999999999"), "cuda:99999999999999999999");
 }

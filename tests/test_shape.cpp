@@ -55,3 +55,13 @@ TEST_CASE("shape printing") {
     os << shape{4, 1, 5};
     CHECK(os.str() == "[4, 1, 5]");
 }
+
+TEST_CASE("an empty dimension makes the count 0 even after dimensions whose product overflows") {
+    // Found by fuzz_broadcast: the overflow check ran before it saw the 0.
+    const std::int64_t h = std::int64_t{1} << 62;
+    CHECK(dt::shape({h, h, 0}).numel() == 0);
+    CHECK(dt::shape({h, 2, 0}).numel() == 0);
+    CHECK(dt::shape({0, h, h}).numel() == 0);
+    CHECK(dt::broadcast_shapes(dt::shape{h, 1, 0}, dt::shape{1, h, 1}, "add") == dt::shape{h, h, 0});
+    CHECK_THROWS_AS(dt::shape({h, h, 1}), dt::shape_error);
+}

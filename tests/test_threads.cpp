@@ -2,17 +2,18 @@
 #include "test_support.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
-TEST_CASE("set_num_threads takes effect where OpenMP is on, and rejects < 1") {
+TEST_CASE("set_num_threads takes effect (OpenMP or devtensor's own pool), and rejects < 1") {
     const int saved = dt::get_num_threads();
     CHECK(saved >= 1);
     dt::set_num_threads(3);
-#if defined(_OPENMP)
     CHECK(dt::get_num_threads() == 3);
-#else
-    CHECK(dt::get_num_threads() == 1);
-#endif
     CHECK_ERROR(std::invalid_argument, dt::set_num_threads(0), "set_num_threads", "0");
     dt::set_num_threads(saved);
 }
@@ -33,5 +34,30 @@ TEST_CASE("parallel_for covers [0, n) exactly once in chunks of at least the gra
             CHECK(chunks <= threads);
         }
     }
+    dt::set_num_threads(saved);
+}
+
+TEST_CASE("parallel_for runs chunks on several threads, nests, and passes exceptions on") {
+    const int saved = dt::get_num_threads();
+    dt::set_num_threads(4);
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    std::atomic<std::int64_t> inner{0};
+    dt::detail::parallel_for(4, 1, [&](std::int64_t, std::int64_t) {
+        {
+            std::lock_guard lock(m);
+            ids.insert(std::this_thread::get_id());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let every chunk find a thread
+        dt::detail::parallel_for(100, 1, [&](std::int64_t b, std::int64_t e) { inner += e - b; });  // nested
+    });
+    CHECK(ids.size() > 1);
+    CHECK(inner == 400);
+    CHECK_THROWS_WITH_AS(dt::detail::parallel_for(8, 1,
+                                                  [](std::int64_t b, std::int64_t) {
+                                                      if (b >= 4) throw std::runtime_error("chunk failed");
+                                                  }),
+                         "chunk failed", std::runtime_error);
+    dt::detail::parallel_for(8, 1, [](std::int64_t, std::int64_t) {});  // still usable after a throw
     dt::set_num_threads(saved);
 }

@@ -6,6 +6,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -115,10 +116,12 @@ inline device::device(std::string_view text) : kind_(device_kind::cpu), index_(0
     if (colon == std::string_view::npos) return;
 
     const std::string_view digits = text.substr(colon + 1);
-    if (digits.empty() || digits.size() > 9) detail::throw_bad_device_string(text);
+    if (digits.empty()) detail::throw_bad_device_string(text);
     int value = 0;
     for (const char c : digits) {
         if (c < '0' || c > '9') detail::throw_bad_device_string(text);
+        if (value > (std::numeric_limits<int>::max() - (c - '0')) / 10)  // past INT_MAX
+            detail::throw_bad_device_string(text);
         value = value * 10 + (c - '0');
     }
     if (kind_ == device_kind::cpu && value != 0) detail::throw_bad_device_string(text);

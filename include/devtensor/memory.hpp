@@ -119,12 +119,21 @@ inline void* cuda_allocate(const device& d, std::size_t bytes) {
 }
 #endif
 
+/// Fault injection for exception-safety tests: how many allocations may still
+/// succeed before the next one fails as if the device were full; -1: never.
+inline std::atomic<long>& allocations_until_failure() noexcept {
+    static std::atomic<long> n{-1};
+    return n;
+}
+
 }  // namespace detail
 
 /// Allocates `bytes` on `dev` (nullptr for 0 bytes); throws out_of_memory or device_unavailable.
 inline void* allocate_bytes(const device& dev, std::size_t bytes) {
     require_available(dev);
     if (bytes == 0) return nullptr;
+    if (auto& left = detail::allocations_until_failure(); left.load() >= 0 && left.fetch_sub(1) == 0)
+        detail::throw_out_of_memory(dev, bytes, 0, 0);  // an injected failure
     void* p = nullptr;
     if (dev.is_cpu()) {
         p = detail::host_pool::instance().allocate(bytes);

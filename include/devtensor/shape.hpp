@@ -76,7 +76,10 @@ private:
         }
         rank_ = static_cast<std::uint8_t>(n);
         numel_ = 1;
-        for (std::size_t i = 0; i < n; ++i)
+        // An empty dimension makes the count 0, however large the others are.
+        if (std::find(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(n), 0) != dims_.begin() + static_cast<std::ptrdiff_t>(n))
+            numel_ = 0;
+        for (std::size_t i = 0; i < n && numel_ != 0; ++i)
             if (__builtin_mul_overflow(numel_, dims_[i], &numel_))
                 throw shape_error("devtensor::shape: element count of " + describe(dims) +
                                   " overflows a 64-bit integer");

@@ -1,15 +1,19 @@
 // CPU threads for the CPU backend: set_num_threads / get_num_threads as in
-// PyTorch, and the parallel_for the loops use. OpenMP when the consumer enables
-// it (-fopenmp, OpenMP::OpenMP_CXX); otherwise ops run on the calling thread.
+// PyTorch, and the parallel_for the loops use. OpenMP when the consumer
+// enables it (-fopenmp, OpenMP::OpenMP_CXX); otherwise devtensor's own pool
+// of std::threads (detail/worker_pool.hpp).
 #pragma once
 
 #include <devtensor/config.hpp>
+#include <devtensor/detail/worker_pool.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #if defined(_OPENMP)
 #  include <omp.h>
@@ -18,7 +22,7 @@
 namespace devtensor {
 
 namespace detail {
-/// 0 means "not set": use OpenMP's default.
+/// 0 means "not set": use OpenMP's default, or one thread per core.
 inline std::atomic<int>& requested_threads() noexcept {
     static std::atomic<int> n{0};
     return n;
@@ -36,14 +40,15 @@ inline void set_num_threads(int n) {
 // Whether OpenMP is on is a property of the translation unit, like DEVTENSOR_HAS_CUDA.
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Threads CPU ops use: what set_num_threads asked for, else OpenMP's default;
-/// always 1 when the program is built without OpenMP.
+/// Threads CPU ops use: what set_num_threads asked for, else OpenMP's default
+/// (or, without OpenMP, one per core).
 inline int get_num_threads() noexcept {
-#if defined(_OPENMP)
     const int n = detail::requested_threads().load();
-    return n > 0 ? n : omp_get_max_threads();
+    if (n > 0) return n;
+#if defined(_OPENMP)
+    return omp_get_max_threads();
 #else
-    return 1;
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 #endif
 }
 
@@ -54,6 +59,7 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// Calls f(begin, end) over contiguous chunks of [0, n) on up to get_num_threads()
 /// threads, each chunk at least `grain` long, so small work stays on one thread.
+/// An exception from a chunk reaches the caller (the first one, once all chunks ended).
 template <class F>
 void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
     if (n <= 0) return;
@@ -64,10 +70,21 @@ void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
         return;
     }
 #if defined(_OPENMP)
+    // An exception must not leave an OpenMP region (that terminates): carry it out.
+    std::exception_ptr failure;
 #  pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
-    for (std::int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        try {
+            f(n * c / chunks, n * (c + 1) / chunks);
+        } catch (...) {
+#  pragma omp critical(devtensor_parallel_for_failure)
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
 #else
-    f(std::int64_t{0}, n);
+    worker_pool::instance().run(static_cast<int>(chunks),
+                                [&](int c) { f(n * c / chunks, n * (c + 1) / chunks); });
 #endif
 }
 

@@ -34,7 +34,8 @@ public:
     static constexpr std::size_t small_alignment = 64;
 
     static host_pool& instance() {
-        static host_pool pool;  // leaked at exit on purpose: tensors may outlive statics
+        // Never destroyed: static tensors may be freed after every static destructor ran.
+        static host_pool& pool = *new host_pool;
         return pool;
     }
 

@@ -1,70 +1,275 @@
-// CPU benchmarks: each op beside its ceiling, measured in the same run
-// (a plain loop doing the same memory traffic, or the same FLOPs).
-// Read them as ratios: this machine is shared and noisy.
+// CPU benchmarks: every row runs devtensor beside its ceiling (bench_ceilings.cpp)
+// and its peers (OpenBLAS, libtorch, Random123) one after another in the same
+// run, so the report can divide times measured under the same conditions.
+//
+// A benchmark's name carries what bench/report.py needs:
+//   op|size|implementation|bytes=N   (or flops=N, numbers=N)
+// and the scaling runs use op "scale/<op>". Threads: DEVTENSOR_BENCH_THREADS
+// (default 1) is given to devtensor, OpenBLAS and torch before any benchmark;
+// DEVTENSOR_BENCH_INFO names a file that receives the run's configuration.
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
 #include <catch2/catch.hpp>
 
+#include "bench_common.hpp"
+
 #include <devtensor/devtensor.hpp>
 
-#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace dt = devtensor;
 
-TEST_CASE("fill: ones into a fresh tensor vs std::fill in place", "[cpu][fill]") {
-    constexpr std::int64_t n = 1 << 24;
-    std::vector<float> ceiling(n);
-    BENCHMARK("std::fill 16M floats (ceiling)") {
-        std::fill(ceiling.begin(), ceiling.end(), 1.f);
-        return ceiling[7];
-    };
-    BENCHMARK("ones<float>(16M)") { return dt::ones<float>({n}).data(); };
-    auto t = dt::empty<float>({n});
-    BENCHMARK("fill(t, 1) 16M in place") {
-        dt::fill(t, 1.f);
-        return t.data();
-    };
+namespace bench {
+
+int threads() {
+    static const int n = [] {
+        const char* env = std::getenv("DEVTENSOR_BENCH_THREADS");
+        const int v = env ? std::atoi(env) : 1;
+        if (v < 1) {
+            std::cerr << "DEVTENSOR_BENCH_THREADS must be a positive integer, got '" << env << "'\n";
+            std::exit(2);
+        }
+        return v;
+    }();
+    return n;
 }
 
-TEST_CASE("add: same shape and broadcast bias vs a plain loop", "[cpu][add]") {
-    constexpr std::int64_t n = 1 << 24;
-    const auto a = dt::rand<float>({n}), b = dt::rand<float>({n});
-    auto c = dt::empty<float>({n});
-    BENCHMARK("c[i] = a[i] + b[i] 16M (ceiling)") {
-        const float *pa = a.data(), *pb = b.data();
-        float* pc = c.data();
-        for (std::int64_t i = 0; i < n; ++i) pc[i] = pa[i] + pb[i];
-        return pc[3];
-    };
-    BENCHMARK("add(a, b, c) 16M") {
-        dt::add(a, b, c);
-        return c.data();
-    };
-    const auto x = dt::rand<float>({n / 1024, 1024}), bias = dt::rand<float>({1024});
-    auto y = dt::empty<float>({n / 1024, 1024});
-    BENCHMARK("add(x [16K, 1024], bias [1024], y)") {
-        dt::add(x, bias, y);
-        return y.data();
-    };
+namespace {
+
+constexpr std::int64_t Ki = 1024, Mi = Ki * Ki;
+
+// ---- devtensor: the public API only -------------------------------------------------------
+
+/// What the op returns is dropped at once, as a loop of `ones(...)` calls would.
+template <class Tensor>
+void drop(const Tensor& t) {
+    Catch::Benchmark::keep_memory(t.data());
 }
 
-TEST_CASE("rand", "[cpu][rand]") {
-    auto t = dt::empty<float>({1 << 24});
-    dt::generator gen(1);
-    BENCHMARK("fill_uniform 16M floats") {
-        dt::fill_uniform(t, gen);
-        return t.data();
-    };
-}
-
-TEST_CASE("matmul and linear", "[cpu][gemm]") {
-    for (const std::int64_t size : {256, 1024}) {
-        const auto a = dt::rand<float>({size, size}), b = dt::rand<float>({size, size});
-        BENCHMARK("matmul " + std::to_string(size)) { return dt::matmul(a, b).data(); };
+workload devtensor_workload(const problem& p) {
+    switch (p.kind) {
+    case op::add: {
+        auto a = dt::rand<float>({p.m}), b = dt::rand<float>({p.m}), c = dt::empty<float>({p.m});
+        return [=]() mutable { dt::add(a, b, c); };
     }
-    const auto x = dt::rand<float>({1024, 1024});
-    const dt::nn::linear<float, dt::cpu_device> layer(1024, 1024);
-    BENCHMARK("linear(1024 -> 1024), batch 1024") { return layer(x).data(); };
-    const auto v = dt::rand<float>({1, 1024});
-    BENCHMARK("linear(1024 -> 1024), batch 1") { return layer(v).data(); };
+    case op::add_bias: {
+        const std::int64_t rows = p.m / bias_cols;
+        auto x = dt::rand<float>({rows, bias_cols}), bias = dt::rand<float>({bias_cols});
+        auto y = dt::empty<float>({rows, bias_cols});
+        return [=]() mutable { dt::add(x, bias, y); };
+    }
+    case op::ones: return [n = p.m] { drop(dt::ones<float>({n})); };
+    case op::zeros: return [n = p.m] { drop(dt::zeros<float>({n})); };
+    case op::full: return [n = p.m] { drop(dt::full<float>({n}, value_of(op::full))); };
+    case op::rand: return [n = p.m] { drop(dt::rand<float>({n})); };
+    case op::matmul: {
+        auto a = dt::rand<float>({p.m, p.k}), b = dt::rand<float>({p.k, p.n});
+        return [=] { drop(dt::matmul(a, b)); };
+    }
+    case op::linear: {
+        auto layer = std::make_shared<dt::nn::linear<float, dt::cpu_device>>(p.k, p.n);
+        auto x = dt::rand<float>({p.m, p.k});
+        return [=] { drop((*layer)(x)); };
+    }
+    default: return {};
+    }
 }
+
+/// ones / zeros / full / rand into an existing tensor: what the fresh-tensor rows
+/// would cost without the allocation.
+workload devtensor_inplace_workload(const problem& p) {
+    auto t = dt::empty<float>({p.m});
+    if (p.kind == op::rand) {
+        auto gen = std::make_shared<dt::generator>(1);
+        return [=]() mutable { dt::fill_uniform(t, *gen); };
+    }
+    if (p.kind != op::ones && p.kind != op::zeros && p.kind != op::full) return {};
+    return [=, v = value_of(p.kind)]() mutable { dt::fill(t, v); };
+}
+
+/// The broadcast-bias row's reference: devtensor's same-shape add on as many elements.
+problem same_shape_add(const problem& p) { return {op::add, p.m}; }
+
+workload same_shape_workload(const problem& p) {
+    return p.kind == op::add_bias ? devtensor_workload(same_shape_add(p)) : workload{};
+}
+
+// ---- every implementation, in the order each row runs them ---------------------------------
+
+struct implementation {
+    const char* name;
+    workload (*make)(const problem&);  ///< an empty workload where it has no such op
+    /// The problem whose work (bytes, FLOPs) it does, where that is not the row's own.
+    problem (*does)(const problem&) = nullptr;
+};
+
+/// The FMA peak is measured in every square GEMM row, right beside the GEMMs, so a
+/// busy neighbour on the shared machine slows both alike.
+problem peak_loop(const problem&) { return {op::fma_peak, 1 << 20}; }
+
+workload peak_beside_gemm(const problem& p) {
+    const bool square_gemm = (p.kind == op::matmul || p.kind == op::linear) && p.m == p.n && p.n == p.k;
+    return square_gemm ? fma_peak_workload(peak_loop(p)) : workload{};
+}
+
+constexpr implementation implementations[] = {
+    {"devtensor", devtensor_workload},
+    {"devtensor_inplace", devtensor_inplace_workload},
+    {"same_shape", same_shape_workload, same_shape_add},  // 12 bytes an element, not 8: compare GB/s
+    {"plain_loop", plain_loop_workload},
+    {"nontemporal", nontemporal_workload},
+    {"std_fill", std_fill_workload},
+    {"fma_peak", peak_beside_gemm, peak_loop},
+    {"random123", random123_workload},
+    {"openblas", openblas_sgemm_workload},
+    {"openblas_sgemv", openblas_sgemv_workload},
+    {"torch", torch_workload},
+};
+
+const char* op_name(op kind) {
+    switch (kind) {
+    case op::add: return "add";
+    case op::add_bias: return "add_bias";
+    case op::ones: return "ones";
+    case op::zeros: return "zeros";
+    case op::full: return "full";
+    case op::rand: return "rand";
+    case op::matmul: return "matmul";
+    case op::linear: return "linear";
+    case op::fma_peak: return "fma_peak";
+    }
+    return "?";
+}
+
+/// 16M, 8K, ... for element counts; 1024 for a square matmul; b4:1024->1024 for linear.
+std::string size_label(const problem& p) {
+    const auto count = [](std::int64_t n) {
+        return n % Mi == 0 ? std::to_string(n / Mi) + "M" : n % Ki == 0 ? std::to_string(n / Ki) + "K" : std::to_string(n);
+    };
+    switch (p.kind) {
+    case op::matmul:
+        return p.m == p.n && p.n == p.k ? std::to_string(p.m)
+                                        : std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n);
+    case op::linear:
+        return "b" + std::to_string(p.m) + ":" + std::to_string(p.k) + "->" + std::to_string(p.n);
+    case op::fma_peak: return fma_isa();
+    default: return count(p.m);
+    }
+}
+
+/// The work one call does, in the unit the report divides by time.
+std::string work_label(const problem& p) {
+    const auto n = static_cast<double>(p.m);
+    switch (p.kind) {
+    case op::add: return "bytes=" + std::to_string(12 * p.m);  // read a, b; write c
+    case op::add_bias: return "bytes=" + std::to_string(8 * p.m + 4 * bias_cols);
+    case op::ones:
+    case op::zeros:
+    case op::full: return "bytes=" + std::to_string(4 * p.m);
+    case op::rand: return "numbers=" + std::to_string(p.m);
+    case op::matmul:
+    case op::linear: return "flops=" + std::to_string(static_cast<std::int64_t>(2 * n * p.n * p.k));
+    case op::fma_peak: return "flops=" + std::to_string(static_cast<std::int64_t>(fma_peak_flops(p)));
+    }
+    return "";
+}
+
+/// The scaling runs time devtensor and what its growth is judged against: loops
+/// that meet the same caches (the ceilings), or OpenBLAS for GEMM.
+bool in_scaling_run(const std::string& name) {
+    for (const char* n : {"devtensor", "same_shape", "plain_loop", "nontemporal", "std_fill", "random123", "openblas"})
+        if (name == n) return true;
+    return false;
+}
+
+enum class run_kind { row, scaling };
+
+/// Worker threads that the previous implementation left spinning (OpenBLAS's spin
+/// for ~2^28 cycles, libgomp's for GOMP_SPINCOUNT) would take the cores from the
+/// next one: wait until they sleep.
+void let_workers_sleep() {
+    if (threads() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+}
+
+/// Runs a problem with every implementation that has it, one at a time: each
+/// one's buffers are freed before the next one allocates.
+void bench_row(const problem& p, run_kind kind = run_kind::row) {
+    const std::string prefix = std::string(kind == run_kind::scaling ? "scale/" : "") + op_name(p.kind);
+    for (const auto& impl : implementations) {
+        if (kind == run_kind::scaling && !in_scaling_run(impl.name)) continue;
+        workload run = impl.make(p);
+        if (!run) continue;
+        const std::string work = work_label(impl.does ? impl.does(p) : p);
+        let_workers_sleep();
+        BENCHMARK(prefix + "|" + size_label(p) + "|" + impl.name + "|" + work) { run(); };
+    }
+}
+
+problem square(op kind, std::int64_t n) { return {kind, n, n, n}; }
+
+/// Before main: every library gets the same thread count, and the run says what it ran on.
+const bool configured = [] {
+    torch_set_threads(threads());  // first: it also sets OpenMP's default
+    openblas_set_threads(threads());
+    dt::set_num_threads(threads());
+    if (const char* path = std::getenv("DEVTENSOR_BENCH_INFO")) {
+        std::ofstream info(path);
+        info << "threads: " << threads() << "\n"
+             << "devtensor: " << DEVTENSOR_VERSION_STRING << ", get_num_threads() = " << dt::get_num_threads() << "\n"
+             << "openblas: " << openblas_config() << "\n"
+             << "torch: " << torch_version() << "\n"
+             << "fma_isa: " << fma_isa() << "\n"
+             << "compiler: g++ " << __VERSION__ << "\n"
+             << "OpenMP: OMP_WAIT_POLICY=" << env_or_unset("OMP_WAIT_POLICY")
+             << " GOMP_SPINCOUNT=" << env_or_unset("GOMP_SPINCOUNT") << "\n";
+    }
+    return true;
+}();
+
+}  // namespace
+
+// ---- the rows of the table ----------------------------------------------------------
+
+TEST_CASE("add, same shape", "[add]") {
+    for (const std::int64_t n : {16 * Mi, 64 * Mi}) bench_row({op::add, n});
+}
+
+TEST_CASE("add, broadcast bias [N, 1024] + [1024]", "[add]") {
+    for (const std::int64_t n : {16 * Mi, 64 * Mi}) bench_row({op::add_bias, n});
+}
+
+TEST_CASE("ones / zeros / full into fresh tensors", "[fill]") {
+    for (const op kind : {op::ones, op::zeros, op::full}) bench_row({kind, 64 * Mi});
+}
+
+TEST_CASE("rand", "[rand]") { bench_row({op::rand, 64 * Mi}); }
+
+TEST_CASE("matmul and linear, M = N = K", "[gemm]") {
+    // linear at 1024 is the linear(1024 -> 1024) on batch 1024
+    for (const op kind : {op::matmul, op::linear})
+        for (const std::int64_t n : {256, 1024, 2048}) bench_row(square(kind, n));
+}
+
+TEST_CASE("linear(1024 -> 1024) on batch 1-16 (GEMV shape)", "[gemm][gemv]") {
+    for (const std::int64_t batch : {1, 2, 4, 8, 16}) bench_row({op::linear, batch, 1024, 1024});
+}
+
+// ---- scaling: each op at 5 sizes ---------------------------------------------------------------
+// Elementwise from L1 (8K floats = 32 KiB) up by 16x steps to 128M floats: 512 MiB an
+// operand, the largest this suite allocates (VMs report L3 sizes that are not real).
+
+TEST_CASE("scaling", "[scaling]") {
+    for (const op kind : {op::add, op::add_bias, op::ones, op::zeros, op::full, op::rand})
+        for (const std::int64_t n : {8 * Ki, 128 * Ki, 2 * Mi, 32 * Mi, 128 * Mi})
+            bench_row({kind, n}, run_kind::scaling);
+    for (const op kind : {op::matmul, op::linear})
+        for (const std::int64_t n : {64, 128, 256, 512, 1024}) bench_row(square(kind, n), run_kind::scaling);
+}
+
+}  // namespace bench

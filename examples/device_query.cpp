@@ -1,7 +1,14 @@
-// An nvidia-smi-like table of every device devtensor can use, the CPU
-// included; --json prints the same as JSON.
+// What to run instead of nvidia-smi for devtensor: every device it can use, the
+// CPU included, with memory as the system and as devtensor see it (allocated by
+// live tensors, and the peak), compute capability, multiprocessors, driver and
+// runtime versions, and utilisation, temperature and power from NVML where the
+// driver's libnvidia-ml.so.1 is present. Without a GPU it says why.
+//
+//   device_query          a table
+//   device_query --json   the same as JSON (null for figures that are not known)
 #include <devtensor/devtensor.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -11,11 +18,38 @@
 namespace dt = devtensor;
 
 namespace {
+
+/// One device as the table and the JSON show it.
+struct row {
+    dt::device_properties p;
+    std::size_t allocated = 0, peak = 0;  // devtensor's own figures
+};
+
+std::vector<row> all_devices() {
+    std::vector<row> rows;
+    auto add = [&rows](const dt::device& d) {
+        rows.push_back({dt::properties(d), dt::memory_allocated(d), dt::max_memory_allocated(d)});
+    };
+    add(dt::cpu_device{});
+    for (int i = 0; i < dt::cuda_device_count(); ++i) add(dt::device(dt::device_kind::cuda, i));
+    return rows;
+}
+
+/// 13000 -> "13.0"; 0 -> "none".
+std::string cuda_version(int v) {
+    if (v <= 0) return "none";
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + "MiB"; }
+
 std::string json_string(std::string_view s) {
     std::string out = "\"";
     for (const char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\u%04x", c);
             out += buf;
@@ -26,62 +60,114 @@ std::string json_string(std::string_view s) {
     return out + "\"";
 }
 
-std::vector<dt::device_properties> all_devices() {
-    std::vector<dt::device_properties> result{dt::properties(dt::cpu_device{})};
-    for (int i = 0; i < dt::cuda_device_count(); ++i) result.push_back(dt::properties(dt::cuda_device{i}));
-    return result;
-}
+/// A figure that may be unknown (-1): the number, or null.
+std::string json_int(int v) { return v < 0 ? "null" : std::to_string(v); }
 
-std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + "MiB"; }
-
-void print_json(const std::vector<dt::device_properties>& devices) {
-    std::cout << "{\n  \"devtensor_version\": " << json_string(DEVTENSOR_VERSION_STRING)
-              << ",\n  \"cuda_available\": " << (dt::cuda_available() ? "true" : "false")
-              << ",\n  \"cuda_unavailable_reason\": " << json_string(dt::cuda_unavailable_reason())
-              << ",\n  \"devices\": [\n";
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-        const auto& p = devices[i];
-        std::cout << "    {\"device\": " << json_string(dt::to_string(p.dev)) << ", \"name\": " << json_string(p.name)
-                  << ", \"total_memory\": " << p.total_memory << ", \"free_memory\": " << p.free_memory
-                  << ", \"allocated\": " << dt::memory_allocated(p.dev)
-                  << ", \"max_allocated\": " << dt::max_memory_allocated(p.dev)
-                  << ", \"multiprocessors\": " << p.multiprocessors;
-        if (p.dev.is_cuda())
-            std::cout << ", \"compute_capability\": \"" << p.compute_major << "." << p.compute_minor
-                      << "\", \"driver_version\": " << p.driver_version
-                      << ", \"runtime_version\": " << p.runtime_version;
-        std::cout << "}" << (i + 1 < devices.size() ? "," : "") << "\n";
+void print_json(const std::vector<row>& rows) {
+    std::cout << "{\n"
+              << "  \"devtensor_version\": " << json_string(DEVTENSOR_VERSION_STRING) << ",\n"
+              << "  \"cuda_available\": " << (dt::cuda_available() ? "true" : "false") << ",\n"
+              << "  \"cuda_unavailable_reason\": " << json_string(dt::cuda_unavailable_reason()) << ",\n"
+              << "  \"cuda_device_count\": " << dt::cuda_device_count() << ",\n"
+              << "  \"cuda_driver_version\": " << dt::cuda_driver_version() << ",\n"
+              << "  \"cuda_runtime_version\": " << dt::cuda_runtime_version() << ",\n"
+              << "  \"nvml_available\": " << (dt::nvml_unavailable_reason().empty() ? "true" : "false") << ",\n"
+              << "  \"nvml_unavailable_reason\": " << json_string(dt::nvml_unavailable_reason()) << ",\n"
+              << "  \"devices\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& [p, allocated, peak] = rows[i];
+        std::cout << (i ? "," : "") << "\n    {\"device\": " << json_string(dt::to_string(p.dev))
+                  << ", \"kind\": " << json_string(dt::kind_name(p.dev.kind()))
+                  << ", \"index\": " << p.dev.index() << ", \"name\": " << json_string(p.name)
+                  << ",\n     \"total_memory\": " << p.total_memory
+                  << ", \"free_memory\": " << p.free_memory
+                  << ", \"used_memory\": " << p.total_memory - p.free_memory
+                  << ", \"allocated\": " << allocated << ", \"max_allocated\": " << peak;
+        if (p.dev.is_cpu()) {
+            std::cout << ",\n     \"cores\": " << p.multiprocessors;
+        } else {
+            std::cout << ",\n     \"compute_capability\": \"" << p.compute_major << "." << p.compute_minor
+                      << "\", \"multiprocessors\": " << p.multiprocessors
+                      << ", \"clock_khz\": " << p.clock_khz << ", \"memory_bus_width\": " << p.memory_bus_width
+                      << ", \"driver_version\": " << p.driver_version
+                      << ", \"runtime_version\": " << p.runtime_version
+                      << ",\n     \"driver_release\": "
+                      << (p.driver_release.empty() ? "null" : json_string(p.driver_release))
+                      << ", \"utilization_gpu\": " << json_int(p.utilization_gpu)
+                      << ", \"utilization_memory\": " << json_int(p.utilization_memory)
+                      << ", \"temperature_c\": " << json_int(p.temperature_c)
+                      << ", \"power_mw\": " << json_int(p.power_mw)
+                      << ", \"power_limit_mw\": " << json_int(p.power_limit_mw);
+        }
+        std::cout << "}";
     }
-    std::cout << "  ]\n}\n";
+    std::cout << "\n  ]\n}\n";
 }
 
-void print_table(const std::vector<dt::device_properties>& devices) {
-    const std::string rule(86, '-');
-    std::cout << "devtensor " << DEVTENSOR_VERSION_STRING << " device query\n" << rule << "\n";
-    if (devices.size() > 1)
-        std::cout << "| Driver Version: " << devices[1].driver_version
-                  << "   CUDA Runtime Version: " << devices[1].runtime_version << "\n" << rule << "\n";
-    else
-        std::cout << "| No CUDA device: " << dt::cuda_unavailable_reason() << "\n" << rule << "\n";
-    std::printf("| %-7s | %-36s | %-21s | %-5s | %-4s |\n", "Device", "Name", "Memory-Usage", "CC", "SMs");
-    std::cout << rule << "\n";
-    for (const auto& p : devices) {
-        const std::string usage = mib(p.total_memory - p.free_memory) + " / " + mib(p.total_memory);
-        const std::string cc = p.dev.is_cuda() ? std::to_string(p.compute_major) + "." + std::to_string(p.compute_minor) : "-";
-        std::printf("| %-7s | %-36.36s | %-21s | %-5s | %4d |\n", dt::to_string(p.dev).c_str(), p.name.c_str(),
-                    usage.c_str(), cc.c_str(), p.multiprocessors);
+/// `text` inside the table's frame, wrapped at spaces to its width.
+void print_boxed(std::string_view text) {
+    constexpr std::size_t width = 100;
+    while (!text.empty()) {
+        std::size_t n = text.size() <= width ? text.size() : text.rfind(' ', width);
+        if (n == std::string_view::npos || n == 0) n = std::min(width, text.size());
+        std::printf("| %-100s |\n", std::string(text.substr(0, n)).c_str());
+        text.remove_prefix(n);
+        while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
     }
-    std::cout << rule << "\n(CPU: SMs column = logical cores)\n";
 }
+
+/// "12%", or "n/a" where NVML gave nothing.
+std::string percent(int v) { return v < 0 ? "n/a" : std::to_string(v) + "%"; }
+
+void print_table(const std::vector<row>& rows) {
+    const std::string rule = "+" + std::string(102, '-') + "+";
+    const std::string thin = "|" + std::string(102, '-') + "|";
+    const int driver_cuda = dt::cuda_driver_version();
+    std::string driver = driver_cuda > 0 ? "CUDA " + cuda_version(driver_cuda) : "none found";
+    if (rows.size() > 1 && !rows[1].p.driver_release.empty())
+        driver = rows[1].p.driver_release + " (CUDA " + cuda_version(driver_cuda) + ")";
+    std::printf("%s\n", rule.c_str());
+    print_boxed("devtensor " DEVTENSOR_VERSION_STRING "   Driver: " + driver +
+                "   CUDA Runtime: " + cuda_version(dt::cuda_runtime_version()));
+    if (!dt::cuda_available())
+        print_boxed("No CUDA device: " + dt::cuda_unavailable_reason());
+    else if (!dt::nvml_unavailable_reason().empty())
+        print_boxed("Utilisation, temperature and power n/a: " + dt::nvml_unavailable_reason());
+    std::printf("%s\n", rule.c_str());
+    std::printf("| %-6s | %-33s | %-4s | %-5s | %-21s | %-8s | %-5s |\n", "Device", "Name", "CC", "SMs",
+                "Memory used / total", "GPU-Util", "Temp");
+    std::printf("| %-6s | %-33s | %-4s | %-5s | %-21s | %-8s | %-5s |\n", "", "devtensor allocated / peak", "",
+                "", "free", "Mem-Util", "Power");
+    std::printf("%s\n", rule.c_str());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& [p, allocated, peak] = rows[i];
+        const bool gpu = p.dev.is_cuda();
+        const std::string cc = gpu ? std::to_string(p.compute_major) + "." + std::to_string(p.compute_minor) : "-";
+        const std::string units = gpu ? std::to_string(p.multiprocessors) : std::to_string(p.multiprocessors) + "c";
+        const std::string used = mib(p.total_memory - p.free_memory) + " / " + mib(p.total_memory);
+        const std::string temp = !gpu ? "-" : p.temperature_c < 0 ? "n/a" : std::to_string(p.temperature_c) + "C";
+        const std::string power = !gpu ? "-" : p.power_mw < 0 ? "n/a" : std::to_string(p.power_mw / 1000) + "W";
+        std::printf("| %-6s | %-33.33s | %-4s | %5s | %-21s | %-8s | %-5s |\n", dt::to_string(p.dev).c_str(),
+                    p.name.c_str(), cc.c_str(), units.c_str(), used.c_str(),
+                    gpu ? percent(p.utilization_gpu).c_str() : "-", temp.c_str());
+        std::printf("| %-6s | %-33s | %-4s | %5s | %-21s | %-8s | %-5s |\n", "",
+                    (mib(allocated) + " / " + mib(peak)).c_str(), "", "", mib(p.free_memory).c_str(),
+                    gpu ? percent(p.utilization_memory).c_str() : "-", power.c_str());
+        std::printf("%s\n", i + 1 < rows.size() ? thin.c_str() : rule.c_str());
+    }
+    std::printf("CPU: SMs = logical cores (c); memory used = total - available.\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const bool json = argc > 1 && std::string_view(argv[1]) == "--json";
-    if (argc > 1 && !json) {
-        std::cerr << "usage: " << argv[0] << " [--json]\n";
+    if (argc > 2 || (argc > 1 && !json)) {
+        std::cerr << "usage: " << argv[0] << " [--json]\n"
+                  << "Lists every device devtensor can use, the CPU included, like nvidia-smi.\n";
         return 2;
     }
-    const auto devices = all_devices();
-    if (json) print_json(devices);
-    else print_table(devices);
+    const auto rows = all_devices();
+    if (json) print_json(rows);
+    else print_table(rows);
 }

@@ -1,15 +1,109 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian machine: installs what is missing,
-# builds the CPU build (g++) and, where nvcc exists, the CUDA build (nvcc,
-# sm_90 + PTX), and runs everything through CTest. GPU cases skip without a GPU.
-set -euo pipefail
+# The whole test suite on a fresh Debian machine; installs what is missing.
+#  1. the main build through CTest: the CPU build (g++) and, where nvcc exists,
+#     the CUDA build (nvcc, sm_90 + PTX) of the test suite, the libtorch
+#     reference and DLPack tests, compile-fail tests, self-contained headers,
+#     consumer projects (find_package, add_subdirectory, FetchContent, CUDA,
+#     pkg-config) and device_query --json. GPU cases skip without a GPU.
+#  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
+#  3. the CPU suite under ThreadSanitizer, multi-threaded on devtensor's own pool;
+#  4. valgrind memcheck on the tour and device_query;
+#  4b. the CUDA kernels without a GPU: ptxas registers/spills (bench/KERNELS.md)
+#     and sm_90 SASS in the CUDA test binary (cuobjdump, from PyPI where the
+#     toolkit lacks it);
+#  5. libFuzzer, 30 s per target (scripts/fuzz.sh);
+#  6. the Conan recipe (scripts/test-packaging.sh).
+# Every step runs; the last line counts the steps that passed and failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-ensure_packages cmake make g++ doctest-dev catch2 librandom123-dev libtorch-dev libopenblas-dev
+ensure_packages cmake make g++ doctest-dev catch2 librandom123-dev libtorch-dev libopenblas-dev \
+  libdlpack-dev pkg-config python3 python3-venv valgrind clang libclang-rt-14-dev
 
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(cuda_flag)
-cmake --build "$build" -j "$(nproc)"
-ctest --test-dir "$build" -j "$(nproc)" --output-on-failure -V 2>&1 | tee "$build/ctest.log" \
-  | grep -E "^[0-9]+: (\[doctest\] (test cases|assertions)|-- fails as expected)|tests passed|tests failed|Failed|FAILED|ERROR|Error" || true
-grep -q "100% tests passed" "$build/ctest.log"
+jobs=$(nproc)
+passed=0
+failed=()
+step() {  # step NAME COMMAND...: runs it, records the outcome
+  local name=$1
+  shift
+  echo
+  echo "== $name"
+  local start=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "== $name: passed ($((SECONDS - start)) s)"
+  else
+    failed+=("$name")
+    echo "== $name: FAILED ($((SECONDS - start)) s)"
+  fi
+}
+
+main_build() {
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(cuda_flag) >/dev/null &&
+    cmake --build "$build" -j "$jobs" >"$build-build.log" 2>&1 || { tail -50 "$build-build.log"; return 1; }
+  ctest --test-dir "$build" -j "$jobs" --output-on-failure -V >"$build/ctest.log" 2>&1
+  local status=$?
+  grep -E "^[0-9]+: (\[doctest\] (test cases|assertions)|-- fails as expected)|tests passed|tests failed|Failed|FAILED|\*\*\*" \
+    "$build/ctest.log"
+  return $status
+}
+
+# sanitized NAME BUILD_TYPE CMAKE_ARGS...: the CPU test suite alone, built and run under a sanitizer
+sanitized() {
+  local dir="$build-$1" type=$2
+  shift 2
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DDEVTENSOR_ENABLE_CUDA=OFF \
+    -DDEVTENSOR_BUILD_EXAMPLES=OFF -DDEVTENSOR_BUILD_BENCHMARKS=OFF "$@" >/dev/null &&
+    cmake --build "$dir" -j "$jobs" --target devtensor_tests >"$dir.log" 2>&1 || { tail -50 "$dir.log"; return 1; }
+  # Huge allocations must come back as nullptr (out_of_memory), not abort the run.
+  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    TSAN_OPTIONS=allocator_may_return_null=1:halt_on_error=1 \
+    "$dir/tests/devtensor_tests" >"$dir/run.log" 2>&1
+  local status=$?
+  grep -E "\[doctest\] (test cases|assertions)|Sanitizer|runtime error" "$dir/run.log" | head -20
+  return $status
+}
+
+memcheck() {
+  local example
+  for example in tour device_query; do
+    valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q \
+      "$build/examples/$example" >"$build/valgrind-$example.log" 2>&1 || { tail -30 "$build/valgrind-$example.log"; return 1; }
+    echo "$example: 0 errors, 0 bytes definitely lost"
+  done
+}
+
+# The kernels as ptxas and cuobjdump see them (where nvcc exists).
+kernels() {
+  if ! command -v nvcc >/dev/null 2>&1; then echo "no nvcc: skipped"; return 0; fi
+  local tool venv="$build/tools-venv"
+  tool=$(command -v cuobjdump || true)
+  if [ -z "$tool" ]; then
+    [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" >/dev/null
+    "$venv/bin/pip" install --quiet --timeout 30 nvidia-cuda-cuobjdump >/dev/null 2>&1 || true
+    tool=$(ls "$venv"/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump 2>/dev/null | head -1)
+  fi
+  if [ -z "$tool" ]; then
+    echo "cuobjdump is not in the toolkit and PyPI could not be reached: the SASS check is skipped"
+    python3 scripts/kernel-report.py
+  else
+    CUOBJDUMP=$tool python3 scripts/kernel-report.py --binary "$build/tests/devtensor_tests_cuda"
+  fi
+}
+
+step "main build (CTest)" main_build
+# ASan at -O0 (Debug) also covers code the optimiser would inline away, such as
+# the ISA kernels' calls to their vector helpers.
+step "AddressSanitizer + UndefinedBehaviorSanitizer, -O0" sanitized asan Debug -DDEVTENSOR_SANITIZE=address,undefined
+step "ThreadSanitizer (devtensor's own threads)" sanitized tsan RelWithDebInfo -DDEVTENSOR_SANITIZE=thread \
+  -DDEVTENSOR_TESTS_OPENMP=OFF
+step "valgrind memcheck" memcheck
+step "CUDA kernels: ptxas spills, sm_90 SASS" kernels
+step "libFuzzer, 30 s per target" env FUZZ_SECONDS=30 bash scripts/fuzz.sh
+step "Conan package" env BUILD_DIR="$build" bash scripts/test-packaging.sh
+
+echo
+[ ${#failed[@]} -eq 0 ] || printf 'failed step: %s\n' "${failed[@]}"
+echo "test.sh: $passed passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]

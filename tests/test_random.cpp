@@ -137,12 +137,12 @@ TEST_CASE("the vector Philox paths give the scalar bits, across the 32-bit count
                 std::vector<float> vector(scalar.begin(), scalar.end());
                 std::fill(vector.begin(), vector.begin() + whole * 4, -1.f);
                 if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) {
-                    cpu::avx2_uniform_float_blocks(vector.data(), seed, first_block, 0, whole);
+                    cpu::avx2::uniform_float_blocks(vector.data(), seed, first_block, 0, whole);
                     CHECK(vector == scalar);
                 }
                 std::fill(vector.begin(), vector.begin() + whole * 4, -1.f);
                 if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) {
-                    cpu::avx512_uniform_float_blocks(vector.data(), seed, first_block, 0, whole);
+                    cpu::avx512::uniform_float_blocks(vector.data(), seed, first_block, 0, whole);
                     CHECK(vector == scalar);
                 }
 #endif

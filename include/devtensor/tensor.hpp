@@ -51,16 +51,24 @@ public:
     tensor() = default;
 
     /// Uninitialised storage for `s` on `dev` (see empty()).
-    tensor(const devtensor::shape& s, const D& dev)
-        : storage_(std::make_shared<buffer<T, devtensor::device>>(
-              static_cast<std::size_t>(s.numel()), devtensor::device(dev))),
-          shape_(s), dev_(dev) {}
+    tensor(const devtensor::shape& s, const D& dev) : shape_(s), dev_(dev) {
+        auto storage = std::make_shared<buffer<T, devtensor::device>>(
+            static_cast<std::size_t>(s.numel()), devtensor::device(dev));
+        data_ = storage->data();
+        storage_ = std::move(storage);
+    }
+
+    /// Wraps memory that `owner` keeps alive, without copying (torch::from_blob with
+    /// a deleter; from_dlpack uses it): `data` holds `s.numel()` contiguous elements
+    /// (row-major) on `dev`, and stays valid until the last handle and `owner` are gone.
+    tensor(std::shared_ptr<void> owner, T* data, const devtensor::shape& s, const D& dev)
+        : storage_(std::move(owner)), data_(data), shape_(s), dev_(dev) {}
 
     /// A static-device tensor viewed through the run-time type; shares the storage.
     template <StaticDevice E>
         requires std::same_as<D, devtensor::device>
     tensor(const tensor<T, E>& other)  // NOLINT: implicit on purpose, like the devices
-        : storage_(other.storage_), shape_(other.shape_), dev_(other.dev_) {}
+        : storage_(other.storage_), data_(other.data_), shape_(other.shape_), dev_(other.dev_) {}
 
     D device() const noexcept { return dev_; }
     const devtensor::shape& shape() const noexcept { return shape_; }
@@ -69,19 +77,19 @@ public:
     bool defined() const noexcept { return storage_ != nullptr; }
 
     /// First element: a device pointer on CUDA; nullptr when the tensor holds no elements.
-    T* data() const noexcept { return storage_ ? storage_->data() : nullptr; }
+    T* data() const noexcept { return data_; }
 
     /// Same storage and same view: what `is` means for PyTorch tensors.
     template <class E>
     bool is_same(const tensor<T, E>& other) const noexcept {
-        return storage_ == other.storage_ && shape_ == other.shape_;
+        return storage_ == other.storage_ && data_ == other.data_ && shape_ == other.shape_;
     }
 
     /// The tensor on `dev`: this very storage when it is there already, else a copy.
     template <Device E>
     tensor<T, E> to(const E& dev) const {
         if (devtensor::device(dev) == devtensor::device(dev_))
-            return tensor<T, E>(storage_, shape_, dev);
+            return tensor<T, E>(storage_, data_, shape_, dev);
         tensor<T, E> result(shape_, dev);
         detail::copy_bytes(result.data(), devtensor::device(dev), data(),
                            devtensor::device(dev_), sizeof(T) * static_cast<std::size_t>(numel()));
@@ -147,10 +155,6 @@ private:
     template <Device E, class U, class F>
     friend tensor<U, E> tensor_cast(const tensor<U, F>&);
 
-    tensor(std::shared_ptr<buffer<T, devtensor::device>> storage, const devtensor::shape& s,
-           const D& dev)
-        : storage_(std::move(storage)), shape_(s), dev_(dev) {}
-
     void require_host() const {
         if (!devtensor::device(dev_).is_cpu())
             throw device_mismatch("devtensor::tensor: element access needs host memory, but the "
@@ -164,7 +168,8 @@ private:
                                     shape_.to_string() + ")");
     }
 
-    std::shared_ptr<buffer<T, devtensor::device>> storage_;
+    std::shared_ptr<void> storage_;  ///< keeps the memory alive: a buffer, or a foreign owner
+    T* data_ = nullptr;              ///< the first element, inside storage_
     devtensor::shape shape_;
     D dev_{};
 };
@@ -173,7 +178,7 @@ private:
 /// throws device_mismatch when the tensor lives on another kind of device.
 template <Device E, class T, class F>
 tensor<T, E> tensor_cast(const tensor<T, F>& t) {
-    return tensor<T, E>(t.storage_, t.shape_, device_cast<E>(devtensor::device(t.dev_)));
+    return tensor<T, E>(t.storage_, t.data_, t.shape_, device_cast<E>(devtensor::device(t.dev_)));
 }
 
 /// Uninitialised storage for `s` on `dev` (torch.empty).

@@ -1,11 +1,11 @@
-// The register-blocked micro-kernels of the CPU GEMM: an MR x NR tile of C
-// (NR = two vector registers) accumulated over packed panels of A (MR wide,
-// k-major) and B (NR wide, k-major). One body, instantiated per ISA inside a
-// function compiled for that ISA; the portable kernel is the micro-tile shared
+// The register-blocked micro-kernels of the CPU GEMM and their blocking: an
+// MR x NR tile of C (NR = two vector registers) accumulated over packed panels
+// of A (MR wide, k-major) and B (NR wide, k-major). The vector tiles are
+// gemm_tile in isa_kernels.inl; the portable kernel is the micro-tile shared
 // with the CUDA backend.
 #pragma once
 
-#include <devtensor/backend/cpu/simd.hpp>
+#include <devtensor/backend/cpu/isa_kernels.hpp>
 #include <devtensor/detail/gemm_tile.hpp>
 
 #include <algorithm>
@@ -46,59 +46,6 @@ struct portable_kernel {
 
 #if DEVTENSOR_HAS_X86_KERNELS
 
-// The body is compiled for no ISA of its own: it is flattened into the
-// ISA-attributed entry points below, which GCC notes as an ABI change.
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wpsabi"
-
-/// C (+)= A·B over one tile: sum over k < kc of a[k*MR + i] * b[k*NR + j],
-/// then C += that (`accumulate`, a later kc block) or C = that + bias[j].
-template <class V, int MR, class T>
-inline void simd_tile_body(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
-                           bool accumulate, const T* bias) {
-    constexpr int lanes = V::lanes, nr = 2 * lanes;
-    typename V::type acc[MR][2];
-    DEVTENSOR_UNROLL(16)
-    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
-    DEVTENSOR_UNROLL(2)
-    for (std::int64_t k = 0; k < kc; ++k) {
-        const auto b0 = V::load(b), b1 = V::load(b + lanes);
-        DEVTENSOR_UNROLL(16)
-        for (int i = 0; i < MR; ++i) {
-            const auto ai = V::broadcast(a + i);
-            acc[i][0] = V::fma(ai, b0, acc[i][0]);
-            acc[i][1] = V::fma(ai, b1, acc[i][1]);
-        }
-        a += MR;
-        b += nr;
-    }
-    const bool add_bias = !accumulate && bias != nullptr;
-    const auto bias0 = add_bias ? V::load(bias) : V::zero();
-    const auto bias1 = add_bias ? V::load(bias + lanes) : V::zero();
-    DEVTENSOR_UNROLL(16)
-    for (int i = 0; i < MR; ++i) {
-        T* row = c + i * ldc;
-        V::store(row, V::add(acc[i][0], accumulate ? V::load(row) : bias0));
-        V::store(row + lanes, V::add(acc[i][1], accumulate ? V::load(row + lanes) : bias1));
-    }
-}
-
-template <class T>
-__attribute__((target("avx2,fma"), flatten)) void avx2_tile(std::int64_t kc, const T* a, const T* b,
-                                                            T* c, std::int64_t ldc, bool accumulate,
-                                                            const T* bias) {
-    simd_tile_body<simd::vec<T, simd::isa::avx2>, 6>(kc, a, b, c, ldc, accumulate, bias);
-}
-
-template <class T>
-__attribute__((target("avx512f"), flatten)) void avx512_tile(std::int64_t kc, const T* a, const T* b,
-                                                             T* c, std::int64_t ldc, bool accumulate,
-                                                             const T* bias) {
-    simd_tile_body<simd::vec<T, simd::isa::avx512>, 14>(kc, a, b, c, ldc, accumulate, bias);
-}
-
-#  pragma GCC diagnostic pop
-
 /// AVX2+FMA: 6 x 16 floats (6 x 8 doubles) in twelve ymm registers; blocks for Zen-class caches.
 template <class T>
 struct avx2_kernel {
@@ -106,7 +53,7 @@ struct avx2_kernel {
     static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool accumulate, const T* bias) {
-        avx2_tile(kc_, a, b, c, ldc, accumulate, bias);
+        avx2::gemm_tile<mr>(kc_, a, b, c, ldc, accumulate, bias);
     }
 };
 
@@ -117,7 +64,7 @@ struct avx512_kernel {
     static constexpr std::int64_t kc = 384, mc = 20 * mr, nc = 128 * nr;  // tuned on Sapphire Rapids
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool accumulate, const T* bias) {
-        avx512_tile(kc_, a, b, c, ldc, accumulate, bias);
+        avx512::gemm_tile<mr>(kc_, a, b, c, ldc, accumulate, bias);
     }
 };
 

@@ -3,7 +3,7 @@
 // thread count and every ISA gives the same bits.
 #pragma once
 
-#include <devtensor/backend/cpu/random_simd.hpp>
+#include <devtensor/backend/cpu/isa_kernels.hpp>
 #include <devtensor/random.hpp>
 #include <devtensor/threads.hpp>
 
@@ -28,9 +28,9 @@ void uniform(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_blo
             const int lanes = isa == simd::isa::avx512 ? 16 : 8;
             const std::int64_t vector_end = begin + (std::min(end, n / 4) - begin) / lanes * lanes;
             if (vector_end > begin && isa == simd::isa::avx512)
-                avx512_uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
+                avx512::uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
             else if (vector_end > begin && isa == simd::isa::avx2)
-                avx2_uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
+                avx2::uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
         }
 #endif
         for (; q < end; ++q) detail::uniform_block(out, n, seed, first_block, q);

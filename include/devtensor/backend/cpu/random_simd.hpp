@@ -1,7 +1,8 @@
-// Philox4x32-10 in vector lanes for the CPU's uniform float fill: 8 (AVX2) or
-// 16 (AVX-512) Philox blocks at once, each lane computing exactly what the
-// scalar detail::uniform_block computes for its block, so the bits are the
-// same as the scalar path, the CUDA kernel and any thread count.
+// The integer-lane operations of Philox4x32-10 for the CPU's uniform float
+// fill, per ISA: 8 (AVX2) or 16 (AVX-512) Philox blocks at once. The rounds
+// themselves are uniform_float_blocks in isa_kernels.inl; each lane computes
+// exactly what the scalar detail::uniform_block computes for its block, so the
+// bits are the same as the scalar path, the CUDA kernel and any thread count.
 #pragma once
 
 #include <devtensor/backend/cpu/simd.hpp>
@@ -16,7 +17,6 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 #if DEVTENSOR_HAS_X86_KERNELS
 
 #  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wpsabi"  // flattened into the ISA entry points below
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it then
 // reports as maybe uninitialised once they are inlined here.
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -96,51 +96,6 @@ struct philox_ops<simd::isa::avx512> {
         _mm512_storeu_ps(out + 48, _mm512_shuffle_f32x4(v1, v3, 0xDD));
     }
 };
-
-/// Blocks [q0, q1) of a uniform float fill, O::lanes blocks a step: the same
-/// rounds as detail::philox4x32_10_inplace, with 32 x 32 -> 64-bit products
-/// from the even and odd lanes' multiplies. q1 - q0 is a multiple of O::lanes.
-template <simd::isa I>
-inline void uniform_float_blocks(float* out, std::uint64_t seed, std::uint64_t first_block,
-                                 std::int64_t q0, std::int64_t q1) {
-    using O = philox_ops<I>;
-    using u32 = typename O::u32;
-    const u32 m0 = O::set1(0xD2511F53u), m1 = O::set1(0xCD9E8D57u);
-    const u32 zero = O::set1(0);
-    for (std::int64_t q = q0; q < q1; q += O::lanes) {
-        // Lane l is block first_block + q + l: its low word, and its high word with the carry.
-        const std::uint64_t base = first_block + static_cast<std::uint64_t>(q);
-        const u32 low = O::add(O::set1(static_cast<std::uint32_t>(base)), O::iota());
-        const u32 wrapped = O::less(low, O::set1(static_cast<std::uint32_t>(base)));  // all ones: carry 1
-        u32 x0 = low, x1 = O::sub(O::set1(static_cast<std::uint32_t>(base >> 32)), wrapped);
-        u32 x2 = zero, x3 = zero;
-        std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-        for (int round = 0; round < 10; ++round) {
-            const u32 e0 = O::mul_even(x0, m0), o0 = O::mul_even(O::shr64(x0), m0);
-            const u32 e1 = O::mul_even(x2, m1), o1 = O::mul_even(O::shr64(x2), m1);
-            const u32 hi0 = O::odd_from(O::shr64(e0), o0), lo0 = O::odd_from(e0, O::shl64(o0));
-            const u32 hi1 = O::odd_from(O::shr64(e1), o1), lo1 = O::odd_from(e1, O::shl64(o1));
-            x0 = O::bit_xor(O::bit_xor(hi1, x1), O::set1(k0));
-            x1 = lo1;
-            x2 = O::bit_xor(O::bit_xor(hi0, x3), O::set1(k1));
-            x3 = lo0;
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
-        }
-        O::store_blocks(out + 4 * q, O::to_unit_float(x0), O::to_unit_float(x1), O::to_unit_float(x2),
-                        O::to_unit_float(x3));
-    }
-}
-
-__attribute__((target("avx2,fma"), flatten)) inline void avx2_uniform_float_blocks(
-    float* out, std::uint64_t seed, std::uint64_t first_block, std::int64_t q0, std::int64_t q1) {
-    uniform_float_blocks<simd::isa::avx2>(out, seed, first_block, q0, q1);
-}
-
-__attribute__((target("avx512f"), flatten)) inline void avx512_uniform_float_blocks(
-    float* out, std::uint64_t seed, std::uint64_t first_block, std::int64_t q0, std::int64_t q1) {
-    uniform_float_blocks<simd::isa::avx512>(out, seed, first_block, q0, q1);
-}
 
 #  pragma GCC diagnostic pop
 

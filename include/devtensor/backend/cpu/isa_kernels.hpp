@@ -1,0 +1,42 @@
+// The CPU's vector kernels for each x86 ISA: isa_kernels.inl compiled in
+// namespace avx2 (AVX2+FMA) and in namespace avx512 (AVX-512F). Callers ask
+// simd::best_isa() at run time and call only the namespace this CPU can run.
+#pragma once
+
+#include <devtensor/backend/cpu/random_simd.hpp>  // philox_ops
+#include <devtensor/backend/cpu/simd.hpp>         // vec, DEVTENSOR_UNROLL
+
+#include <cstdint>
+
+namespace devtensor::backend_cpu {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+#if DEVTENSOR_HAS_X86_KERNELS
+
+namespace avx2 {
+#  define DEVTENSOR_ISA simd::isa::avx2
+#  define DEVTENSOR_ISA_FUNCTION __attribute__((target("avx2,fma"))) inline
+#  include <devtensor/backend/cpu/isa_kernels.inl>
+#  undef DEVTENSOR_ISA_FUNCTION
+#  undef DEVTENSOR_ISA
+}  // namespace avx2
+
+#  pragma GCC diagnostic push
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it then
+// reports as maybe uninitialised once they are inlined into these kernels.
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace avx512 {
+#  define DEVTENSOR_ISA simd::isa::avx512
+#  define DEVTENSOR_ISA_FUNCTION __attribute__((target("avx512f"))) inline
+#  include <devtensor/backend/cpu/isa_kernels.inl>
+#  undef DEVTENSOR_ISA_FUNCTION
+#  undef DEVTENSOR_ISA
+}  // namespace avx512
+#  pragma GCC diagnostic pop
+
+#endif
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::backend_cpu

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The CPU benchmarks: builds devtensor_bench in Release (build-bench/), runs it at
+# 1 thread and at all threads, and writes bench/RESULTS.md and bench/results.png.
+#
+# Usage: scripts/bench.sh [Catch2 test spec...]   e.g. scripts/bench.sh "[gemm]"
+#   BENCH_QUICK=1       5 samples per benchmark instead of 15 (for development)
+#   BENCH_BUILD_DIR=dir build somewhere else than build-bench
+# A filtered or quick run writes its report next to its results, in
+# build-bench/results/, and leaves bench/RESULTS.md to full runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+ensure_packages cmake make g++ catch2 librandom123-dev libtorch-dev libopenblas-dev python3-matplotlib
+
+start=$SECONDS
+build=${BENCH_BUILD_DIR:-build-bench}
+samples=15
+[ "${BENCH_QUICK:-0}" = 1 ] && samples=5
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_BUILD_TESTS=OFF \
+  -DDEVTENSOR_BUILD_EXAMPLES=OFF -DDEVTENSOR_ENABLE_CUDA=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target devtensor_bench
+
+results="$build/results"
+rm -rf "$results"
+mkdir -p "$results"
+# Other processes on these cores distort the figures, most at all threads: record the load.
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+for threads in $(printf '%s\n' 1 "$(nproc)" | sort -nu); do
+  echo "== $threads thread(s)"
+  before=$(load)
+  # OpenBLAS picks its kernel itself: nothing in the environment may steer it.
+  # libgomp workers spin ~0.1 ms (not ~10 ms) before sleeping: enough to stay hot
+  # between back-to-back calls, short enough not to take the cores from OpenBLAS's
+  # own threads inside torch's nn::Linear (Debian's torch is OpenMP, its OpenBLAS pthreads).
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+    GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-2000}" \
+    DEVTENSOR_BENCH_THREADS="$threads" \
+    DEVTENSOR_BENCH_INFO="$results/info-$threads.txt" \
+    DEVTENSOR_BENCH_SAMPLES="$results/samples-$threads.tsv" \
+    "$build/bench/devtensor_bench" "$@" --benchmark-samples "$samples" \
+      -r xml -o "$results/bench-$threads.xml"
+  printf 'samples: %s\nload average before / after: %s / %s\n' "$samples" "$before" "$(load)" \
+    >>"$results/info-$threads.txt"
+  cat "$results/info-$threads.txt"
+done
+
+report_dir=bench
+[ $# -gt 0 ] || [ "${BENCH_QUICK:-0}" = 1 ] && report_dir=$results
+# Debian's python3, which has matplotlib (a pyenv python3 on PATH may not)
+/usr/bin/python3 bench/report.py --out-dir "$report_dir" --elapsed "$((SECONDS - start)) s" "$results"/bench-*.xml

@@ -1,0 +1,38 @@
+# The pkg-config consumer: compiles and runs a program with nothing but the
+# flags `pkg-config --cflags devtensor` gives for the installed package.
+# cmake -DPKG_CONFIG=... -DPREFIX=... -DCXX=... -DSOURCE=... -DOUTPUT=... -DVERSION=... -P pkg_config.cmake
+set(ENV{PKG_CONFIG_PATH} "${PREFIX}/share/pkgconfig")
+execute_process(COMMAND "${PKG_CONFIG}" --modversion devtensor
+                OUTPUT_VARIABLE version OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT version STREQUAL VERSION)
+  message(FATAL_ERROR "pkg-config --modversion devtensor: '${version}' (exit ${rc}), expected ${VERSION}")
+endif()
+execute_process(COMMAND "${PKG_CONFIG}" --cflags devtensor
+                OUTPUT_VARIABLE cflags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags devtensor failed (${rc})")
+endif()
+message(STATUS "PKG_CONFIG_PATH=${PREFIX}/share/pkgconfig pkg-config --cflags devtensor: ${cflags}")
+separate_arguments(flags UNIX_COMMAND "${cflags}")
+# the flags must lead to the installed headers, not to the source tree
+set(found_include FALSE)
+file(REAL_PATH "${PREFIX}/include" expected)
+foreach(flag IN LISTS flags)
+  if(flag MATCHES "^-I(.+)$")
+    file(REAL_PATH "${CMAKE_MATCH_1}" dir)
+    if(dir STREQUAL expected AND EXISTS "${dir}/devtensor/devtensor.hpp")
+      set(found_include TRUE)
+    endif()
+  endif()
+endforeach()
+if(NOT found_include)
+  message(FATAL_ERROR "pkg-config --cflags devtensor gave no -I to ${PREFIX}/include: '${cflags}'")
+endif()
+execute_process(COMMAND "${CXX}" -std=c++20 ${flags} "${SOURCE}" -o "${OUTPUT}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "compiling ${SOURCE} with the pkg-config flags failed")
+endif()
+execute_process(COMMAND "${OUTPUT}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the pkg-config consumer ran and failed (${rc})")
+endif()

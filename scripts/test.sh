@@ -41,7 +41,7 @@ step() {  # step NAME COMMAND...: runs it, records the outcome
 
 main_build() {
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(cuda_flag) >/dev/null &&
-    cmake --build "$build" -j "$jobs" >"$build-build.log" 2>&1 || { tail -50 "$build-build.log"; return 1; }
+    cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; return 1; }
   ctest --test-dir "$build" -j "$jobs" --output-on-failure -V >"$build/ctest.log" 2>&1
   local status=$?
   grep -E "^[0-9]+: (\[doctest\] (test cases|assertions)|-- fails as expected)|tests passed|tests failed|Failed|FAILED|\*\*\*" \
@@ -55,7 +55,7 @@ sanitized() {
   shift 2
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DDEVTENSOR_ENABLE_CUDA=OFF \
     -DDEVTENSOR_BUILD_EXAMPLES=OFF -DDEVTENSOR_BUILD_BENCHMARKS=OFF "$@" >/dev/null &&
-    cmake --build "$dir" -j "$jobs" --target devtensor_tests >"$dir.log" 2>&1 || { tail -50 "$dir.log"; return 1; }
+    cmake --build "$dir" -j "$jobs" --target devtensor_tests >"$dir/build.log" 2>&1 || { tail -50 "$dir/build.log"; return 1; }
   # Huge allocations must come back as nullptr (out_of_memory), not abort the run.
   ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     TSAN_OPTIONS=allocator_may_return_null=1:halt_on_error=1 \

@@ -88,7 +88,13 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
         const std::int64_t nc = std::min(K::nc, n - jc);
         for (std::int64_t pc = 0; pc < k; pc += K::kc) {
             const std::int64_t kc = std::min(K::kc, k - pc);
-            pack_panels<nr>(bt, jc, nc, pc, kc, packed_b);
+            // Every thread packs some of B's panels (panel p starts at p * nr * kc)...
+            const std::int64_t panels = (nc + nr - 1) / nr;
+            detail::parallel_for(panels, parts > 1 ? 4 : panels, [&](std::int64_t p0, std::int64_t p1) {
+                pack_panels<nr>(bt, jc + p0 * nr, std::min(nc, p1 * nr) - p0 * nr, pc, kc,
+                                packed_b + p0 * nr * kc);
+            });
+            // ... then its part of C from them.
             detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
                 T* const packed_a = scratch<T>(1, static_cast<std::size_t>(K::mc * kc));
                 for (std::int64_t p = first; p < last; ++p) {

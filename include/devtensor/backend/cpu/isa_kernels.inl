@@ -93,36 +93,55 @@ DEVTENSOR_ISA_FUNCTION void dot_columns(std::int64_t m, std::int64_t j0, std::in
     for (; j < j1; ++j) dot_rows<MB, 1>(m, j, k, a, lda, b, ldb, c, ldc, bias);
 }
 
-/// Blocks [q0, q1) of a uniform float fill, P::lanes blocks a step: the same
-/// rounds as detail::philox4x32_10_inplace, with the 32 x 32 -> 64-bit products
-/// from the even and the odd lanes' multiplies. q1 - q0 is a multiple of P::lanes.
-DEVTENSOR_ISA_FUNCTION void uniform_float_blocks(float* out, std::uint64_t seed, std::uint64_t first_block,
-                                                 std::int64_t q0, std::int64_t q1) {
+/// G groups of P::lanes Philox blocks from block first_block + q on, as floats
+/// to out + 4 * q: the same rounds as detail::philox4x32_10_inplace, with the
+/// 32 x 32 -> 64-bit products from the even and the odd lanes' multiplies. The
+/// groups are independent, so their rounds overlap in the pipeline.
+template <int G>
+DEVTENSOR_ISA_FUNCTION void philox_groups(float* out, std::uint64_t seed, std::uint64_t first_block,
+                                          std::int64_t q) {
     using P = philox_ops<DEVTENSOR_ISA>;
     using u32 = typename P::u32;
     const u32 m0 = P::set1(0xD2511F53u), m1 = P::set1(0xCD9E8D57u);
-    const u32 zero = P::set1(0);
-    for (std::int64_t q = q0; q < q1; q += P::lanes) {
-        // Lane l is block first_block + q + l: its low word, and its high word with the carry.
-        const std::uint64_t base = first_block + static_cast<std::uint64_t>(q);
+    u32 x0[G], x1[G], x2[G], x3[G];
+    DEVTENSOR_UNROLL(4)
+    for (int g = 0; g < G; ++g) {
+        // Lane l is block base + l: its low word, and its high word with the carry.
+        const std::uint64_t base = first_block + static_cast<std::uint64_t>(q + g * P::lanes);
         const u32 low = P::add(P::set1(static_cast<std::uint32_t>(base)), P::iota());
         const u32 wrapped = P::less(low, P::set1(static_cast<std::uint32_t>(base)));  // all ones: carry 1
-        u32 x0 = low, x1 = P::sub(P::set1(static_cast<std::uint32_t>(base >> 32)), wrapped);
-        u32 x2 = zero, x3 = zero;
-        std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-        for (int round = 0; round < 10; ++round) {
-            const u32 e0 = P::mul_even(x0, m0), o0 = P::mul_even(P::shr64(x0), m0);
-            const u32 e1 = P::mul_even(x2, m1), o1 = P::mul_even(P::shr64(x2), m1);
+        x0[g] = low;
+        x1[g] = P::sub(P::set1(static_cast<std::uint32_t>(base >> 32)), wrapped);
+        x2[g] = x3[g] = P::set1(0);
+    }
+    std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+        const u32 key0 = P::set1(k0), key1 = P::set1(k1);
+        DEVTENSOR_UNROLL(4)
+        for (int g = 0; g < G; ++g) {
+            const u32 e0 = P::mul_even(x0[g], m0), o0 = P::mul_even(P::shr64(x0[g]), m0);
+            const u32 e1 = P::mul_even(x2[g], m1), o1 = P::mul_even(P::shr64(x2[g]), m1);
             const u32 hi0 = P::odd_from(P::shr64(e0), o0), lo0 = P::odd_from(e0, P::shl64(o0));
             const u32 hi1 = P::odd_from(P::shr64(e1), o1), lo1 = P::odd_from(e1, P::shl64(o1));
-            x0 = P::bit_xor(P::bit_xor(hi1, x1), P::set1(k0));
-            x1 = lo1;
-            x2 = P::bit_xor(P::bit_xor(hi0, x3), P::set1(k1));
-            x3 = lo0;
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
+            x0[g] = P::bit_xor(P::bit_xor(hi1, x1[g]), key0);
+            x1[g] = lo1;
+            x2[g] = P::bit_xor(P::bit_xor(hi0, x3[g]), key1);
+            x3[g] = lo0;
         }
-        P::store_blocks(out + 4 * q, P::to_unit_float(x0), P::to_unit_float(x1), P::to_unit_float(x2),
-                        P::to_unit_float(x3));
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
     }
+    DEVTENSOR_UNROLL(4)
+    for (int g = 0; g < G; ++g)
+        P::store_blocks(out + 4 * (q + g * P::lanes), P::to_unit_float(x0[g]), P::to_unit_float(x1[g]),
+                        P::to_unit_float(x2[g]), P::to_unit_float(x3[g]));
+}
+
+/// Blocks [q0, q1) of a uniform float fill; q1 - q0 is a multiple of the lane count.
+DEVTENSOR_ISA_FUNCTION void uniform_float_blocks(float* out, std::uint64_t seed, std::uint64_t first_block,
+                                                 std::int64_t q0, std::int64_t q1) {
+    constexpr int lanes = philox_ops<DEVTENSOR_ISA>::lanes, groups = 2;
+    std::int64_t q = q0;
+    for (; q + groups * lanes <= q1; q += groups * lanes) philox_groups<groups>(out, seed, first_block, q);
+    for (; q < q1; q += lanes) philox_groups<1>(out, seed, first_block, q);
 }

@@ -26,6 +26,7 @@ namespace avx2 {
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it then
 // reports as maybe uninitialised once they are inlined into these kernels.
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  pragma GCC diagnostic ignored "-Wuninitialized"
 namespace avx512 {
 #  define DEVTENSOR_ISA simd::isa::avx512
 #  define DEVTENSOR_ISA_FUNCTION __attribute__((target("avx512f"))) inline

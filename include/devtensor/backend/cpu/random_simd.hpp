@@ -20,6 +20,7 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it then
 // reports as maybe uninitialised once they are inlined here.
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  pragma GCC diagnostic ignored "-Wuninitialized"
 
 /// Integer lanes for Philox, per ISA: `lanes` 32-bit words per register.
 template <simd::isa I>

@@ -80,3 +80,11 @@ TEST_CASE("every index up to INT_MAX parses back from to_string; past it is inva
     CHECK_ERROR(dt::invalid_device, dt::device("cuda:2147483648"), "cuda:2147483648");
     CHECK_ERROR(dt::invalid_device, dt::device("cuda:99999999999999999999"), "cuda:99999999999999999999");
 }
+
+TEST_CASE("a negative cuda_device ordinal is never taken for a real device or the cpu's statistics") {
+    const dt::cuda_device bad{-1};  // an aggregate: the conversion to device cannot check it
+    CHECK_ERROR(dt::device_unavailable, dt::require_available(dt::device(bad)), "cuda:-1");
+    CHECK_THROWS_AS((void)dt::memory_allocated(bad), dt::device_unavailable);
+    CHECK_THROWS_AS((void)dt::default_generator(dt::device(bad)), dt::device_unavailable);
+    CHECK_THROWS_AS((void)dt::empty<float>({2}, bad), dt::device_unavailable);
+}

@@ -86,7 +86,7 @@ inline std::vector<device> try_all_gpus() {
 inline void require_available(const device& d) {
     if (d.is_cpu()) return;
     const int n = cuda_device_count();
-    if (d.index() < n) return;
+    if (d.index() >= 0 && d.index() < n) return;  // cuda_device{-1} converts unchecked
     std::string message = to_string(d) + " is not available: " + std::to_string(n) +
                           " CUDA device" + (n == 1 ? "" : "s") + " found";
     if (n == 0) message += " (" + cuda_unavailable_reason() + ")";

@@ -41,9 +41,9 @@ struct memory_counters {
 inline memory_counters& counters(const device& d) {
     static std::array<memory_counters, 1 + DEVTENSOR_MAX_CUDA_DEVICES> all;
     if (d.is_cpu()) return all[0];
-    if (d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)
+    if (d.index() < 0 || d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)  // cuda_device{-1} converts unchecked
         throw device_unavailable("devtensor: " + to_string(d) +
-                                 " is beyond DEVTENSOR_MAX_CUDA_DEVICES");
+                                 " is not a CUDA device devtensor tracks (a negative index, or past DEVTENSOR_MAX_CUDA_DEVICES)");
     return all[1 + static_cast<std::size_t>(d.index())];
 }
 

@@ -135,8 +135,8 @@ private:
 inline generator& default_generator(const device& d) {
     static generator generators[1 + DEVTENSOR_MAX_CUDA_DEVICES];
     if (d.is_cpu()) return generators[0];
-    if (d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)
-        throw device_unavailable("devtensor: " + to_string(d) + " is beyond DEVTENSOR_MAX_CUDA_DEVICES");
+    if (d.index() < 0 || d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)  // cuda_device{-1} converts unchecked
+        throw device_unavailable("devtensor: " + to_string(d) + " is not a CUDA device devtensor tracks (a negative index, or past DEVTENSOR_MAX_CUDA_DEVICES)");
     return generators[1 + d.index()];
 }
 

@@ -2,9 +2,11 @@
 // device (torch.device), the concepts that say where data lives, and parsing.
 #pragma once
 
+#include <devtensor/config.hpp>  // DEVTENSOR_MAX_CUDA_DEVICES
 #include <devtensor/error.hpp>
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -142,5 +144,19 @@ To device_cast(const device& d) {
         else return To{};
     }
 }
+
+namespace detail {
+/// The slot of `d` in per-device tables (memory counters, default generators):
+/// 0 is the CPU, 1 + i is cuda:i. An index no table holds is device_unavailable:
+/// past DEVTENSOR_MAX_CUDA_DEVICES, or negative (cuda_device{-1} converts unchecked).
+inline std::size_t device_slot(const device& d) {
+    if (d.is_cpu()) return 0;
+    if (d.index() < 0 || d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)
+        throw device_unavailable("devtensor: " + to_string(d) +
+                                 " is not a CUDA device devtensor tracks (a negative index, or past "
+                                 "DEVTENSOR_MAX_CUDA_DEVICES)");
+    return 1 + static_cast<std::size_t>(d.index());
+}
+}  // namespace detail
 
 }  // namespace devtensor

@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <new>
 #include <string>
 
 namespace devtensor {
@@ -37,14 +36,10 @@ struct memory_counters {
     void sub(std::size_t bytes) noexcept { allocated.fetch_sub(bytes, std::memory_order_relaxed); }
 };
 
-/// Counters of `d`: slot 0 is the CPU, slot 1 + i is cuda:i.
+/// Counters of `d`.
 inline memory_counters& counters(const device& d) {
     static std::array<memory_counters, 1 + DEVTENSOR_MAX_CUDA_DEVICES> all;
-    if (d.is_cpu()) return all[0];
-    if (d.index() < 0 || d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)  // cuda_device{-1} converts unchecked
-        throw device_unavailable("devtensor: " + to_string(d) +
-                                 " is not a CUDA device devtensor tracks (a negative index, or past DEVTENSOR_MAX_CUDA_DEVICES)");
-    return all[1 + static_cast<std::size_t>(d.index())];
+    return all[device_slot(d)];
 }
 
 /// "1.50 GiB (1610612736 bytes)"-style figure for messages.

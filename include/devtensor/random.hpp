@@ -134,10 +134,7 @@ private:
 /// The generator random ops on `dev` use when none is given (one per device).
 inline generator& default_generator(const device& d) {
     static generator generators[1 + DEVTENSOR_MAX_CUDA_DEVICES];
-    if (d.is_cpu()) return generators[0];
-    if (d.index() < 0 || d.index() >= DEVTENSOR_MAX_CUDA_DEVICES)  // cuda_device{-1} converts unchecked
-        throw device_unavailable("devtensor: " + to_string(d) + " is not a CUDA device devtensor tracks (a negative index, or past DEVTENSOR_MAX_CUDA_DEVICES)");
-    return generators[1 + d.index()];
+    return generators[detail::device_slot(d)];
 }
 
 /// Seeds the default generator of every device (torch.manual_seed).

@@ -25,7 +25,8 @@ void uniform(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_blo
         if constexpr (std::is_same_v<T, float>) {
             // Whole vectors of blocks whose four floats all lie inside the output.
             const simd::isa isa = simd::best_isa();
-            const int lanes = isa == simd::isa::avx512 ? 16 : 8;
+            const int lanes = isa == simd::isa::avx512 ? philox_ops<simd::isa::avx512>::lanes
+                                                       : philox_ops<simd::isa::avx2>::lanes;
             const std::int64_t vector_end = begin + (std::min(end, n / 4) - begin) / lanes * lanes;
             if (vector_end > begin && isa == simd::isa::avx512)
                 avx512::uniform_float_blocks(out, seed, first_block, begin, q = vector_end);

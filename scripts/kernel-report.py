@@ -2,10 +2,13 @@
 """Checks devtensor's CUDA kernels without a GPU and writes bench/KERNELS.md.
 
 1. Compiles every kernel instantiation the library ships (elementwise kernels
-   for float, double, int32, int64; rand and GEMM for float and double) for
-   sm_90 with `nvcc -Xptxas -v`, and records registers, shared memory, stack
-   and spills per kernel. Fails when any kernel spills.
-2. With --binary FILE (the CUDA test binary): its sm_90 cubins (extracted
+   for float, double, int32, int64, each with a 32- and a 64-bit index; rand,
+   the GEMM tiles and the small-batch GEMV for float and double) for sm_90
+   with `nvcc -Xptxas -v`, and records registers, shared memory, stack and
+   spills per kernel. Fails when any kernel spills or uses stack.
+2. Compiles them to PTX and fails when a kernel lacks what makes it fast
+   (PTX_FEATURES: 16-byte accesses, cp.async, shuffles).
+3. With --binary FILE (the CUDA test binary): its sm_90 cubins (extracted
    with `cuobjdump --extract-elf`) must hold machine code, not only PTX, for
    each of these kernels ($CUOBJDUMP names the tool where it is not on PATH).
 
@@ -16,41 +19,87 @@ import argparse, datetime, os, re, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ELEMENTWISE = ["float", "double", "std::int32_t", "std::int64_t"]
 FLOATING = ["float", "double"]
+INDEX = ["std::int32_t", "std::int64_t"]
 
 
 def instantiations():
-    """Explicit instantiations of every shipped kernel, one per line."""
+    """Explicit instantiations of every shipped kernel, one per line: each
+    elementwise kernel with a 32- and a 64-bit index, each GEMM tile the
+    launcher picks from."""
     ns = "devtensor::backend_cuda"
     lines = []
     for t in ELEMENTWISE:
-        lines += [
-            f"template __global__ void {ns}::fill_kernel<{t}>({t}*, std::int64_t, {t});",
-            f"template __global__ void {ns}::add_kernel<{t}>(const {t}*, const {t}*, {t}*, std::int64_t);",
-            f"template __global__ void {ns}::add_broadcast_kernel<{t}>(const {t}*, const {t}*, {t}*, "
-            f"std::int64_t, devtensor::detail::broadcast_strides);",
-        ]
+        for i in INDEX:
+            lines += [
+                f"template __global__ void {ns}::fill_kernel<{t}, {i}>({t}*, {i}, {t});",
+                f"template __global__ void {ns}::add_kernel<{t}, {i}>(const {t}*, const {t}*, {t}*, {i});",
+                f"template __global__ void {ns}::add_repeat_kernel<{t}, {i}>(const {t}*, const {t}*, {t}*, {i}, {i});",
+            ]
+        lines.append(f"template __global__ void {ns}::add_broadcast_kernel<{t}>(const {t}*, const {t}*, {t}*, "
+                     f"std::int64_t, devtensor::detail::broadcast_strides);")
     for t in FLOATING:
-        lines += [
-            f"template __global__ void {ns}::uniform_kernel<{t}>({t}*, std::int64_t, std::uint64_t, std::uint64_t);",
-            f"template __global__ void {ns}::gemm_kernel<{ns}::gemm_tile_default, {t}>({ns}::gemm_params<{t}>);",
-        ]
+        for i in INDEX:
+            lines.append(f"template __global__ void {ns}::uniform_kernel<{t}, {i}>({t}*, {i}, std::uint64_t, std::uint64_t);")
+        tiles = ["gemm_tile_small"] + (["gemm_tile_large"] if t == "float" else [])
+        for tile in tiles:
+            lines.append(f"template __global__ void {ns}::gemm_kernel<{ns}::{tile}, {t}>({ns}::gemm_params<{t}>, "
+                         "std::int64_t, std::int64_t);")
+        for batch in ["4", f"{ns}::gemv_max_batch"]:
+            lines.append(f"template __global__ void {ns}::gemv_kernel<{ns}::gemv_tile<{t}, {batch}>, {t}>"
+                         f"({ns}::gemm_params<{t}>);")
     return lines
 
 
-def ptxas_report():
+# What the PTX of each kernel must contain (kernel name prefix -> [(what, regex)]).
+WIDE = r"\.(v4\.[bufs]32|v2\.[bufs]64)\b"  # one 16-byte access
+PTX_FEATURES = {
+    "fill_kernel": [("16-byte stores", r"\bst(\.global)?" + WIDE)],
+    "add_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("16-byte stores", r"\bst(\.global)?" + WIDE)],
+    "add_repeat_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("16-byte stores", r"\bst(\.global)?" + WIDE)],
+    "uniform_kernel": [("16-byte stores", r"\bst(\.global)?" + WIDE)],
+    "gemm_kernel": [("cp.async", r"\bcp\.async\.c[ag]\.shared\.global"), ("cp.async waits", r"\bcp\.async\.wait_group"),
+                    ("16-byte shared loads", r"\bld\.shared" + WIDE)],
+    "gemv_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("warp shuffles", r"\bshfl\.sync")],
+}
+
+
+def compile_kernels(tmp, *flags):
+    """nvcc over every instantiation; returns (stderr, output path)."""
     source = "#include <devtensor/devtensor.hpp>\n" + "\n".join(instantiations()) + "\n"
-    with tempfile.TemporaryDirectory() as tmp:
-        cu = os.path.join(tmp, "kernels.cu")
-        with open(cu, "w") as f:
-            f.write(source)
-        cmd = ["nvcc", "-std=c++20", "-O3", "-arch=sm_90", "-cubin", "-Xptxas", "-v",
-               "-DDEVTENSOR_CUDA_RUNTIME=1", "-I", os.path.join(ROOT, "include"), cu,
-               "-o", os.path.join(tmp, "kernels.cubin")]
-        run = subprocess.run(cmd, capture_output=True, text=True)
+    cu = os.path.join(tmp, "kernels.cu")
+    with open(cu, "w") as f:
+        f.write(source)
+    output = os.path.join(tmp, "kernels.out")
+    cmd = ["nvcc", "-std=c++20", "-O3", "-arch=sm_90", *flags, "-DDEVTENSOR_CUDA_RUNTIME=1",
+           "-I", os.path.join(ROOT, "include"), cu, "-o", output]
+    run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit("nvcc failed:\n" + run.stderr)
+    return run.stderr, output
+
+
+def ptx_problems():
+    """Kernels whose PTX lacks what PTX_FEATURES asks of them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _, output = compile_kernels(tmp, "-ptx")
+        ptx = open(output).read()
+    problems, checked = [], 0
+    entries = list(re.finditer(r"\.entry (\w+)\(", ptx))
+    for n, entry in enumerate(entries):
+        body = ptx[entry.end():entries[n + 1].start() if n + 1 < len(entries) else len(ptx)]
+        name = short(demangle(entry.group(1)))
+        for prefix, features in PTX_FEATURES.items():
+            if name.startswith(prefix + "<"):
+                checked += 1
+                problems += [f"{name} has no {what}" for what, pattern in features if not re.search(pattern, body)]
+    return problems, checked
+
+
+def ptxas_report():
+    with tempfile.TemporaryDirectory() as tmp:
+        stderr, _ = compile_kernels(tmp, "-cubin", "-Xptxas", "-v")
     kernels, current = {}, None
-    for line in run.stderr.splitlines():
+    for line in stderr.splitlines():
         m = re.search(r"Compiling entry function '(\w+)' for '(sm_\d+)'", line)
         if m:
             current = demangle(m.group(1))
@@ -116,6 +165,8 @@ def main():
         k = kernels[name]
         if k.get("spill_stores", 0) or k.get("spill_loads", 0):
             problems.append(f"{short(name)} spills")
+        if k.get("stack", 0):  # an array indexed at run time lives in local memory
+            problems.append(f"{short(name)} uses {k['stack']} bytes of stack")
         rows.append(f"| `{short(name)}` | {k['arch']} | {k.get('registers', '?')} | {k.get('smem', 0)} | "
                     f"{k.get('stack', '?')} | {k.get('spill_stores', '?')} | {k.get('spill_loads', '?')} |")
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
@@ -123,10 +174,15 @@ def main():
         f.write("# devtensor's CUDA kernels as ptxas sees them\n\n"
                 "Written by `scripts/kernel-report.py` (run by `scripts/test.sh`); do not edit by hand.\n\n"
                 f"- date: {datetime.date.today()}; {nvcc}; `-O3 -arch=sm_90`\n"
-                "- every instantiation the library ships: elementwise kernels for float, double, int32, int64;"
-                " rand and GEMM for float and double\n\n"
+                "- every instantiation the library ships: elementwise kernels for float, double, int32, int64"
+                " with 32- and 64-bit indices; rand, GEMM tiles and the small-batch GEMV for float and double\n"
+                "- checked: no spills, no stack (local memory), and in the PTX: 16-byte loads/stores in the"
+                " elementwise, rand and GEMV kernels, cp.async in the GEMM kernels\n\n"
                 "| kernel | arch | registers | shared memory (bytes) | stack (bytes) | spill stores | spill loads |\n"
                 "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    ptx, checked = ptx_problems()
+    problems += ptx
+    print(f"ptx: {checked} kernels checked for 16-byte accesses, cp.async and shuffles, {len(ptx)} lacking")
     print(f"ptxas: {len(kernels)} kernels for sm_90, "
           f"{sum(1 for k in kernels.values() if k.get('spill_stores') or k.get('spill_loads'))} spilling; "
           f"table in {os.path.relpath(args.output, ROOT)}")

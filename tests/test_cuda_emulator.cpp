@@ -1,11 +1,13 @@
 // A CPU block emulator for the CUDA kernels: runs the phase functions of
 // backend/cuda/phases.hpp over a simulated grid (every block, every thread,
-// barriers as phase boundaries) and checks them against the CPU backend for odd
-// sizes and odd grids, without a GPU.
+// barriers as phase boundaries, in the order the __global__ shells in
+// kernels.cuh call them) and checks them against the CPU backend for sizes and
+// alignments that reach every tail path, without a GPU.
 #include "test_support.hpp"
 
 #include <devtensor/backend/cuda/phases.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,136 +18,315 @@ namespace cu = devtensor::backend_cuda;
 namespace {
 struct grid { int blocks, threads; };
 const std::vector<grid> grids = {{1, 1}, {1, 32}, {3, 32}, {7, 256}, {2, 100}};
-const std::vector<std::int64_t> sizes = {1, 7, 33, 1000, 4099};
+// Around the 16-byte pack (4 floats, 2 doubles) and the 4-pack unrolled round.
+const std::vector<std::int64_t> sizes = {1, 3, 4, 5, 7, 16, 17, 33, 1000, 4099};
 
 /// Runs `phase(thread, threads)` for every thread of the grid, one after the
 /// other, and checks that every element of `out` is written by exactly one thread.
 template <class T, class Phase>
-void run_elementwise(const grid& g, std::vector<T>& out, Phase phase) {
-    const T sentinel = std::numeric_limits<T>::quiet_NaN();
-    std::vector<int> writes(out.size());
-    std::fill(out.begin(), out.end(), sentinel);
+void run_elementwise(const grid& g, T* out, std::int64_t n, Phase phase) {
+    std::vector<int> writes(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) out[i] = std::numeric_limits<T>::quiet_NaN();
     const std::int64_t threads = std::int64_t{g.blocks} * g.threads;
+    std::vector<T> before(static_cast<std::size_t>(n));
     for (std::int64_t t = 0; t < threads; ++t) {
-        const std::vector<T> before = out;
+        std::memcpy(before.data(), out, sizeof(T) * static_cast<std::size_t>(n));
         phase(t, threads);
-        for (std::size_t i = 0; i < out.size(); ++i)
-            if (std::memcmp(&before[i], &out[i], sizeof(T)) != 0) ++writes[i];
+        for (std::int64_t i = 0; i < n; ++i)
+            if (std::memcmp(&before[static_cast<std::size_t>(i)], &out[i], sizeof(T)) != 0) ++writes[static_cast<std::size_t>(i)];
     }
-    for (std::size_t i = 0; i < out.size(); ++i) REQUIRE(writes[i] == 1);
+    for (const int w : writes) REQUIRE(w == 1);
+}
+
+template <class T>
+std::vector<T> values_of(const T* p, std::int64_t n) {
+    return std::vector<T>(p, p + n);
+}
+
+/// `n` elements starting `shift` elements past a 16-byte boundary.
+template <class T>
+struct shifted {
+    std::vector<T> storage;
+    T* data;
+    shifted(std::int64_t n, int shift) : storage(static_cast<std::size_t>(n) + 8) {
+        data = storage.data();
+        while (!cu::aligned16(data)) ++data;
+        data += shift;
+    }
+};
+
+/// The phases take 32- or 64-bit indices: both are run.
+template <class Check>
+void for_index_types(Check check) {
+    check(std::int32_t{});
+    check(std::int64_t{});
 }
 }  // namespace
 
-TEST_CASE("emulated fill, add and broadcast add match the cpu backend") {
+TEST_CASE("emulated fill and add match the cpu backend, aligned or not, both index types") {
+    for_index_types([](auto index) {
+        using I = decltype(index);
+        for (const auto& g : grids)
+            for (const std::int64_t n : sizes)
+                for (const int shift : {0, 1}) {  // 1: scalar path throughout
+                    CAPTURE(g.blocks);
+                    CAPTURE(g.threads);
+                    CAPTURE(n);
+                    CAPTURE(shift);
+                    const auto a = dt::rand<float>({n}), b = dt::rand<float>({n});
+                    shifted<float> out(n, shift), sa(n, shift);
+                    std::memcpy(sa.data, a.data(), sizeof(float) * static_cast<std::size_t>(n));
+                    const I ni = static_cast<I>(n);
+                    run_elementwise(g, out.data, n, [&](I t, I T) { cu::fill_phase(out.data, ni, 2.5f, t, T); });
+                    CHECK(values_of(out.data, n) == dt::full<float>({n}, 2.5f).to_vector());
+                    run_elementwise(g, out.data, n, [&](I t, I T) { cu::add_phase(sa.data, b.data(), out.data, ni, t, T); });
+                    CHECK(values_of(out.data, n) == (a + b).to_vector());
+                }
+    });
+}
+
+TEST_CASE("a broadcast is recognised as a repeating operand only when it is one") {
+    const auto repeat = [](dt::shape out, dt::shape a, dt::shape b) {
+        return dt::detail::find_repeat(dt::detail::make_broadcast_strides(out, a, b));
+    };
+    CHECK(repeat({5, 7}, {5, 7}, {7}).period == 7);
+    CHECK(repeat({5, 7}, {5, 7}, {7}).b_repeats);
+    CHECK(repeat({5, 7}, {1, 7}, {5, 7}).period == 7);
+    CHECK_FALSE(repeat({5, 7}, {1, 7}, {5, 7}).b_repeats);
+    CHECK(repeat({2, 3, 4}, {2, 3, 4}, {3, 4}).period == 12);
+    CHECK(repeat({2, 3, 4}, {2, 3, 4}, {1}).period == 1);
+    CHECK(repeat({5, 7}, {5, 1}, {7}).period == 0);        // both stretch
+    CHECK(repeat({5, 7}, {5, 7}, {5, 1}).period == 0);     // a column: not a period
+    CHECK(repeat({2, 3, 4}, {2, 3, 4}, {3, 1}).period == 0);
+}
+
+TEST_CASE("emulated repeating add (bias) and general broadcast add match the cpu backend") {
+    for_index_types([](auto index) {
+        using I = decltype(index);
+        for (const auto& g : grids)
+            for (const std::int64_t rows : {1, 3, 33})
+                for (const std::int64_t period : {1, 4, 7, 8, 12, 1000}) {  // 4, 8, 12: packs
+                    CAPTURE(g.blocks);
+                    CAPTURE(g.threads);
+                    CAPTURE(rows);
+                    CAPTURE(period);
+                    const auto x = dt::rand<float>({rows, period}), bias = dt::rand<float>({period});
+                    const std::int64_t n = rows * period;
+                    std::vector<float> out(static_cast<std::size_t>(n));
+                    run_elementwise(g, out.data(), n, [&](I t, I T) {
+                        cu::add_repeat_phase(x.data(), bias.data(), out.data(), static_cast<I>(n), static_cast<I>(period), t, T);
+                    });
+                    CHECK(out == (x + bias).to_vector());
+                }
+    });
     for (const auto& g : grids)
         for (const std::int64_t n : sizes) {
-            CAPTURE(g.blocks);
-            CAPTURE(g.threads);
-            CAPTURE(n);
-            const auto a = dt::rand<float>({n}), b = dt::rand<float>({n});
-            std::vector<float> out(static_cast<std::size_t>(n));
-            run_elementwise(g, out, [&](std::int64_t t, std::int64_t T) { cu::fill_phase(out.data(), n, 2.5f, t, T); });
-            CHECK(out == dt::full<float>({n}, 2.5f).to_vector());
-            run_elementwise(g, out, [&](std::int64_t t, std::int64_t T) { cu::add_phase(a.data(), b.data(), out.data(), n, t, T); });
-            CHECK(out == (a + b).to_vector());
-
-            const auto bias = dt::rand<float>({7});  // [n, 7] + [7] and [n, 1] + [7]
-            const auto rows = dt::rand<float>({n, 7}), column = dt::rand<float>({n, 1});
+            const auto bias = dt::rand<float>({7});  // [n, 1] + [7]: the general path
+            const auto column = dt::rand<float>({n, 1});
             std::vector<float> wide(static_cast<std::size_t>(n * 7));
-            auto s = dt::detail::make_broadcast_strides({n, 7}, rows.shape(), bias.shape());
-            run_elementwise(g, wide, [&](std::int64_t t, std::int64_t T) {
-                cu::add_broadcast_phase(rows.data(), bias.data(), wide.data(), n * 7, s, t, T);
-            });
-            CHECK(wide == (rows + bias).to_vector());
-            s = dt::detail::make_broadcast_strides({n, 7}, column.shape(), bias.shape());
-            run_elementwise(g, wide, [&](std::int64_t t, std::int64_t T) {
+            const auto s = dt::detail::make_broadcast_strides({n, 7}, column.shape(), bias.shape());
+            run_elementwise(g, wide.data(), n * 7, [&](std::int64_t t, std::int64_t T) {
                 cu::add_broadcast_phase(column.data(), bias.data(), wide.data(), n * 7, s, t, T);
             });
             CHECK(wide == (column + bias).to_vector());
         }
 }
 
-TEST_CASE("emulated rand is bit-identical to the cpu backend for every grid") {
-    for (const auto& g : grids)
-        for (const std::int64_t n : sizes) {
-            CAPTURE(n);
-            dt::generator cpu_gen(77);
-            cpu_gen.set_offset(40);
-            const auto expected_f = dt::rand<float>({n}, dt::cpu_device{}, cpu_gen).to_vector();
-            const auto expected_d = dt::rand<double>({n}, dt::cpu_device{}, cpu_gen).to_vector();
-            std::vector<float> f(static_cast<std::size_t>(n));
-            std::vector<double> d(static_cast<std::size_t>(n));
-            run_elementwise(g, f, [&](std::int64_t t, std::int64_t T) { cu::uniform_phase(f.data(), n, 77, 10, t, T); });
-            const std::uint64_t double_first = 10 + (static_cast<std::uint64_t>(n) + 3) / 4;
-            run_elementwise(g, d, [&](std::int64_t t, std::int64_t T) { cu::uniform_phase(d.data(), n, 77, double_first, t, T); });
-            CHECK(f == expected_f);
-            CHECK(d == expected_d);
+TEST_CASE("emulated rand is bit-identical to the cpu backend for every grid and alignment") {
+    for_index_types([](auto index) {
+        using I = decltype(index);
+        for (const auto& g : grids)
+            for (const std::int64_t n : sizes)
+                for (const int shift : {0, 1}) {
+                    CAPTURE(n);
+                    CAPTURE(shift);
+                    dt::generator cpu_gen(77);
+                    cpu_gen.set_offset(40);
+                    const auto expected_f = dt::rand<float>({n}, dt::cpu_device{}, cpu_gen).to_vector();
+                    const auto expected_d = dt::rand<double>({n}, dt::cpu_device{}, cpu_gen).to_vector();
+                    shifted<float> f(n, shift);
+                    shifted<double> d(n, shift);
+                    const I ni = static_cast<I>(n);
+                    run_elementwise(g, f.data, n, [&](I t, I T) { cu::uniform_phase(f.data, ni, 77, 10, t, T); });
+                    const std::uint64_t double_first = 10 + (static_cast<std::uint64_t>(n) + 3) / 4;
+                    run_elementwise(g, d.data, n, [&](I t, I T) { cu::uniform_phase(d.data, ni, 77, double_first, t, T); });
+                    CHECK(values_of(f.data, n) == expected_f);
+                    CHECK(values_of(d.data, n) == expected_d);
+                }
+    });
+}
+
+// ---- GEMM ----------------------------------------------------------------------------------
+
+TEST_CASE("the gemm block order visits every tile exactly once") {
+    for (const std::int64_t tiles_m : {1, 3, 8, 9, 17})
+        for (const std::int64_t tiles_n : {1, 2, 5, 33}) {
+            std::vector<int> seen(static_cast<std::size_t>(tiles_m * tiles_n));
+            for (std::int64_t id = 0; id < tiles_m * tiles_n; ++id) {
+                std::int64_t tm = -1, tn = -1;
+                cu::gemm_tile_of(id, tiles_m, tiles_n, tm, tn);
+                REQUIRE(tm >= 0);
+                REQUIRE(tm < tiles_m);
+                REQUIRE(tn >= 0);
+                REQUIRE(tn < tiles_n);
+                ++seen[static_cast<std::size_t>(tm * tiles_n + tn)];
+            }
+            for (const int s : seen) REQUIRE(s == 1);
         }
 }
 
 namespace {
-/// Runs gemm_kernel's phases for every block: load (every thread), barrier,
-/// compute (every thread), barrier, ..., store. Checks that each load stage
-/// writes every shared-memory slot, and (when asked) exactly once.
+/// Runs gemm_kernel's phases for every block in the kernel's order: load stage
+/// 0; then per step: load the next stage into the other buffer, barrier,
+/// compute this stage, barrier; then store. Checks that each load fills every
+/// slot of the tile the compute phase reads, each exactly once.
 template <class S, class T>
-void emulate_gemm(const cu::gemm_params<T>& p, bool check_exactly_once) {
-    const std::int64_t grid_m = (p.m + S::bm - 1) / S::bm, grid_n = (p.n + S::bn - 1) / S::bn;
-    std::vector<T> as(S::smem_a), bs(S::smem_b);
-    std::vector<std::array<std::array<T, S::tn>, S::tm>> acc(S::threads);
-    for (std::int64_t bm = 0; bm < grid_m; ++bm)
-        for (std::int64_t bn = 0; bn < grid_n; ++bn) {
-            for (auto& a : acc) a = {};
-            for (std::int64_t k0 = 0; k0 < p.k; k0 += S::bk) {
-                std::fill(as.begin(), as.end(), std::numeric_limits<T>::quiet_NaN());
-                std::fill(bs.begin(), bs.end(), std::numeric_limits<T>::quiet_NaN());
-                std::vector<int> writes(as.size() + bs.size());
-                for (int t = 0; t < S::threads; ++t) {
-                    const auto before_a = as, before_b = bs;
-                    cu::gemm_load_phase<S>(p, bm, bn, k0, t, as.data(), bs.data());
-                    if (!check_exactly_once) continue;
-                    for (std::size_t i = 0; i < as.size(); ++i) writes[i] += std::memcmp(&as[i], &before_a[i], sizeof(T)) != 0;
-                    for (std::size_t i = 0; i < bs.size(); ++i) writes[as.size() + i] += std::memcmp(&bs[i], &before_b[i], sizeof(T)) != 0;
-                }
-                for (const T v : as) REQUIRE(!std::isnan(v));  // the barrier sees a full tile
-                for (const T v : bs) REQUIRE(!std::isnan(v));
-                if (check_exactly_once)
-                    for (const int w : writes) REQUIRE(w <= 1);  // a slot written twice is a race
-                for (int t = 0; t < S::threads; ++t) {
-                    T (&tile)[S::tm][S::tn] = *reinterpret_cast<T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data());
-                    cu::gemm_compute_phase<S>(t, as.data(), bs.data(), tile);
-                }
-            }
-            for (int t = 0; t < S::threads; ++t) {
-                const T (&tile)[S::tm][S::tn] = *reinterpret_cast<const T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data());
-                cu::gemm_store_phase<S>(p, bm, bn, t, tile);
-            }
+void emulate_gemm(const cu::gemm_params<T>& p) {
+    const std::int64_t tiles_m = (p.m + S::bm - 1) / S::bm, tiles_n = (p.n + S::bn - 1) / S::bn;
+    std::vector<T> smem(S::stages * S::stage);
+    std::vector<std::array<T, S::tm * S::tn>> acc(S::threads);
+    const auto load = [&](std::int64_t tile_m, std::int64_t tile_n, std::int64_t k0, T* stage) {
+        std::fill(stage, stage + S::stage, std::numeric_limits<T>::quiet_NaN());
+        std::vector<int> writes(S::stage);
+        std::vector<T> before(S::stage);
+        for (int t = 0; t < S::threads; ++t) {
+            std::copy(stage, stage + S::stage, before.begin());
+            cu::gemm_load_phase<S>(p, tile_m, tile_n, k0, t, stage);
+            for (int i = 0; i < S::stage; ++i) writes[static_cast<std::size_t>(i)] += std::memcmp(&before[static_cast<std::size_t>(i)], &stage[i], sizeof(T)) != 0;
         }
+        for (int k = 0; k < S::bk; ++k) {  // the rows the compute phase reads, not the padding
+            for (int x = 0; x < S::bm; ++x) REQUIRE(writes[static_cast<std::size_t>(k * S::lda + x)] == 1);
+            for (int x = 0; x < S::bn; ++x) REQUIRE(writes[static_cast<std::size_t>(S::bk * S::lda + k * S::ldb + x)] == 1);
+        }
+    };
+    for (std::int64_t id = 0; id < tiles_m * tiles_n; ++id) {
+        std::int64_t tile_m = 0, tile_n = 0;
+        cu::gemm_tile_of(id, tiles_m, tiles_n, tile_m, tile_n);
+        for (auto& a : acc) a = {};
+        const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
+        load(tile_m, tile_n, 0, smem.data());
+        for (std::int64_t step = 0; step < steps; ++step) {
+            if (step + 1 < steps) load(tile_m, tile_n, (step + 1) * S::bk, smem.data() + (step + 1) % 2 * S::stage);
+            for (int t = 0; t < S::threads; ++t)
+                cu::gemm_compute_phase<S>(t, smem.data() + step % 2 * S::stage,
+                                          *reinterpret_cast<T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data()));
+        }
+        for (int t = 0; t < S::threads; ++t)
+            cu::gemm_store_phase<S>(p, tile_m, tile_n, t,
+                                    *reinterpret_cast<const T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data()));
+    }
 }
 
 struct mnk { std::int64_t m, n, k; };
-}  // namespace
 
-TEST_CASE("emulated gemm kernel matches the cpu gemm, bias fused, for sizes off the tile") {
-    using S = cu::gemm_tile_default;
-    const std::vector<mnk> cases = {{1, 1, 1}, {7, 7, 7}, {33, 65, 17}, {64, 64, 16}, {100, 3, 1000},
-                                    {3, 130, 31}, {129, 1, 2}, {5, 4, 0}};
+template <class T>
+void check_close(const std::vector<T>& got, const std::vector<T>& expected) {
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == doctest::Approx(expected[i]).epsilon(1e-5));
+}
+
+/// matmul (B n-contiguous: 16-byte copies where aligned) and linear (B
+/// transposed) through tile S, C packed or with a padded, misaligned row stride.
+template <class S, class T>
+void check_gemm_tile(const std::vector<mnk>& cases) {
     dt::generator gen(4);
-    bool first = true;
     for (const auto [m, n, k] : cases) {
         CAPTURE(m);
         CAPTURE(n);
         CAPTURE(k);
-        const auto a = dt::rand<float>({m, k}, dt::cpu_device{}, gen);
-        const auto b = dt::rand<float>({k, n}, dt::cpu_device{}, gen);
-        const auto w = dt::rand<float>({n, k}, dt::cpu_device{}, gen);  // linear's weight, read transposed
-        const auto bias = dt::rand<float>({n}, dt::cpu_device{}, gen);
-        std::vector<float> c(static_cast<std::size_t>(m * n), -1.f);
-        emulate_gemm<S>(cu::gemm_params<float>{m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, nullptr}, first);
-        first = false;
-        const auto expected = dt::matmul(a, b).to_vector();
-        for (std::size_t i = 0; i < c.size(); ++i) REQUIRE(c[i] == doctest::Approx(expected[i]).epsilon(1e-5));
-        emulate_gemm<S>(cu::gemm_params<float>{m, n, k, a.data(), k, 1, w.data(), 1, k, c.data(), n, bias.data()}, false);
-        const auto expected_linear = dt::linear(a, w, bias).to_vector();
-        for (std::size_t i = 0; i < c.size(); ++i) REQUIRE(c[i] == doctest::Approx(expected_linear[i]).epsilon(1e-5));
+        const auto a = dt::rand<T>({m, k}, dt::cpu_device{}, gen);
+        const auto b = dt::rand<T>({k, n}, dt::cpu_device{}, gen);
+        const auto w = dt::rand<T>({n, k}, dt::cpu_device{}, gen);  // linear's weight, read transposed
+        const auto bias = dt::rand<T>({n}, dt::cpu_device{}, gen);
+        std::vector<T> c(static_cast<std::size_t>(m * n), T{-1});
+        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, nullptr});
+        check_close(c, dt::matmul(a, b).to_vector());
+        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, w.data(), 1, k, c.data(), n, bias.data()});
+        check_close(c, dt::linear(a, w, bias).to_vector());
+        const std::int64_t ldc = n + 1;  // C rows not 16-byte aligned: scalar stores
+        std::vector<T> padded(static_cast<std::size_t>(m * ldc), T{-1});
+        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, b.data(), n, 1, padded.data(), ldc, bias.data()});
+        const auto expected = (dt::matmul(a, b) + bias).to_vector();
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j)
+                REQUIRE(padded[static_cast<std::size_t>(i * ldc + j)] ==
+                        doctest::Approx(expected[static_cast<std::size_t>(i * n + j)]).epsilon(1e-5));
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated gemm kernel, large fp32 tile, matches the cpu gemm for sizes off the tile") {
+    // n = 130: the last run of 4 columns holds 2 (a partial 16-byte copy); n = 66: rows misaligned.
+    check_gemm_tile<cu::gemm_tile_large, float>({{1, 1, 1}, {129, 130, 33}, {5, 66, 16}, {130, 4, 0}});
+}
+
+TEST_CASE("emulated gemm kernel, small tile, matches the cpu gemm in fp32 and fp64") {
+    const std::vector<mnk> cases = {{1, 1, 1},    {7, 7, 7},     {33, 65, 17}, {64, 64, 16},
+                                    {100, 3, 70}, {3, 130, 31},  {129, 1, 2},  {5, 4, 0}, {65, 68, 48}};
+    check_gemm_tile<cu::gemm_tile_small, float>(cases);
+    check_gemm_tile<cu::gemm_tile_small, double>(cases);
+}
+
+namespace {
+/// Runs gemv_kernel's phases: per chunk of k, every warp's lanes load their
+/// weights, barrier, every thread stages the batch rows, barrier, every lane
+/// accumulates; then each warp's lanes are summed (the shuffle) and stored.
+template <class G, class T>
+void emulate_gemv(const cu::gemm_params<T>& p) {
+    const std::int64_t blocks = (p.n + G::features - 1) / G::features;
+    std::vector<T> xs(G::m * G::kc);
+    for (std::int64_t block = 0; block < blocks; ++block) {
+        std::vector<std::array<std::array<T, G::m>, G::rows>> acc(G::threads);  // zeroed
+        const auto feature0 = [&](int t) { return block * G::features + t / G::lanes * G::rows; };
+        for (std::int64_t k0 = 0; k0 < p.k; k0 += G::kc) {
+            std::vector<cu::gemv_weights<G, T>> w(G::threads);
+            for (int t = 0; t < G::threads; ++t)
+                cu::gemv_weight_phase<G>(p, feature0(t), k0, t % G::lanes, w[static_cast<std::size_t>(t)]);
+            std::fill(xs.begin(), xs.end(), std::numeric_limits<T>::quiet_NaN());
+            for (int t = 0; t < G::threads; ++t) cu::gemv_stage_phase<G>(p, k0, t, xs.data());
+            for (const T v : xs) REQUIRE(!std::isnan(v));  // every staged slot written
+            for (int t = 0; t < G::threads; ++t)
+                cu::gemv_accumulate_phase<G>(t % G::lanes, w[static_cast<std::size_t>(t)], xs.data(),
+                                             *reinterpret_cast<T (*)[G::rows][G::m]>(acc[static_cast<std::size_t>(t)].data()));
+        }
+        for (int warp = 0; warp < G::warps; ++warp)
+            for (int r = 0; r < G::rows; ++r)
+                for (int i = 0; i < G::m; ++i) {
+                    T sum{};
+                    for (int lane = 0; lane < G::lanes; ++lane)
+                        sum += acc[static_cast<std::size_t>(warp * G::lanes + lane)][static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
+                    cu::gemv_store(p, feature0(warp * G::lanes) + r, i, sum);
+                }
+    }
+}
+
+template <class G, class T>
+void check_gemv(std::int64_t m) {
+    dt::generator gen(5);
+    // k = 1030: two chunks of fp32 (512), five of fp64 (256), rows misaligned, a ragged tail
+    for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {17, 1030}, {33, 512}, {8, 0}}) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        const auto x = dt::rand<T>({m, k}, dt::cpu_device{}, gen);
+        const auto w = dt::rand<T>({n, k}, dt::cpu_device{}, gen);
+        const auto bias = dt::rand<T>({n}, dt::cpu_device{}, gen);
+        std::vector<T> out(static_cast<std::size_t>(m * n), T{-1});
+        emulate_gemv<G>(cu::gemm_params<T>{m, n, k, x.data(), k, 1, w.data(), 1, k, out.data(), n, bias.data()});
+        check_close(out, dt::linear(x, w, bias).to_vector());
+        emulate_gemv<G>(cu::gemm_params<T>{m, n, k, x.data(), k, 1, w.data(), 1, k, out.data(), n, nullptr});
+        check_close(out, dt::linear(x, w).to_vector());
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated small-batch linear (gemv kernel) matches the cpu linear") {
+    for (const std::int64_t m : {1, 3, 4}) {
+        check_gemv<cu::gemv_tile<float, 4>, float>(m);
+        check_gemv<cu::gemv_tile<double, 4>, double>(m);
+    }
+    for (const std::int64_t m : {5, 16}) {
+        check_gemv<cu::gemv_tile<float, cu::gemv_max_batch>, float>(m);
+        check_gemv<cu::gemv_tile<double, cu::gemv_max_batch>, double>(m);
     }
 }

@@ -54,25 +54,32 @@ inline constexpr int philox_words_per_element = sizeof(T) > 4 ? 2 : 1;
 template <class T>
 inline constexpr int elements_per_philox_block = 4 / philox_words_per_element<T>;
 
-/// Writes the elements of block `q` of a uniform [0, 1) fill of `n` elements:
-/// elements [q*E, q*E + E) ∩ [0, n), E = elements_per_philox_block<T>, from
-/// Philox(counter = first_block + q, key = seed). The one place both backends
-/// turn (seed, offset, i) into element i.
+/// The E = elements_per_philox_block<T> uniform [0, 1) values of Philox block
+/// `block` (counter = block, key = seed): the one place both backends turn
+/// (seed, offset, i) into element i.
 template <class T>
-DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uint64_t seed,
-                                                std::uint64_t first_block, std::int64_t q) {
-    const std::uint64_t block = first_block + static_cast<std::uint64_t>(q);
+DEVTENSOR_HOST_DEVICE inline void uniform_values(std::uint64_t seed, std::uint64_t block,
+                                                 T (&values)[elements_per_philox_block<T>]) {
     std::uint32_t ctr[4] = {static_cast<std::uint32_t>(block),
                             static_cast<std::uint32_t>(block >> 32), 0u, 0u};
     philox4x32_10_inplace(ctr, static_cast<std::uint32_t>(seed),
                           static_cast<std::uint32_t>(seed >> 32));
-    constexpr int per_block = elements_per_philox_block<T>;
-    const std::int64_t first = q * per_block;
-    for (int e = 0; e < per_block; ++e) {
-        if (first + e >= n) return;
-        if constexpr (per_block == 4) out[first + e] = static_cast<T>(uniform_float(ctr[e]));
-        else out[first + e] = static_cast<T>(uniform_double(ctr[2 * e], ctr[2 * e + 1]));
+    for (int e = 0; e < elements_per_philox_block<T>; ++e) {
+        if constexpr (elements_per_philox_block<T> == 4) values[e] = static_cast<T>(uniform_float(ctr[e]));
+        else values[e] = static_cast<T>(uniform_double(ctr[2 * e], ctr[2 * e + 1]));
     }
+}
+
+/// Writes the elements of block `q` of a uniform [0, 1) fill of `n` elements:
+/// elements [q*E, q*E + E) ∩ [0, n) from Philox block first_block + q.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uint64_t seed,
+                                                std::uint64_t first_block, std::int64_t q) {
+    constexpr int per_block = elements_per_philox_block<T>;
+    T values[per_block];
+    uniform_values(seed, first_block + static_cast<std::uint64_t>(q), values);
+    const std::int64_t first = q * per_block;
+    for (int e = 0; e < per_block && first + e < n; ++e) out[first + e] = values[e];
 }
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail

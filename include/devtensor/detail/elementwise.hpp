@@ -53,6 +53,37 @@ inline broadcast_strides make_broadcast_strides(const shape& out, const shape& a
     return s;
 }
 
+/// A broadcast where one operand is the whole output and the other repeats
+/// whole every `period` elements (a bias [C] over [N, C], [H, W] over [N, H, W],
+/// a single element: period 1).
+struct repeat_pattern {
+    std::int64_t period = 0;  // 0: not this pattern
+    bool b_repeats = true;    // else a repeats and b is whole
+};
+
+inline repeat_pattern find_repeat(const broadcast_strides& s) {
+    const auto contiguous_from = [&s](const std::int64_t* strides, int first) {
+        std::int64_t stride = 1;
+        for (int d = s.rank - 1; d >= first; --d) {
+            if (strides[d] != stride) return false;
+            stride *= s.dims[d];
+        }
+        return true;
+    };
+    const auto repeat_of = [&](const std::int64_t* whole, const std::int64_t* part) {
+        if (!contiguous_from(whole, 0)) return std::int64_t{0};
+        int first = 0;  // part: stride 0 over the leading dimensions, contiguous after
+        while (first < s.rank && part[first] == 0) ++first;
+        if (first == 0 || !contiguous_from(part, first)) return std::int64_t{0};
+        std::int64_t period = 1;
+        for (int d = first; d < s.rank; ++d) period *= s.dims[d];
+        return period;
+    };
+    if (const std::int64_t p = repeat_of(s.a, s.b)) return {p, true};
+    if (const std::int64_t p = repeat_of(s.b, s.a)) return {p, false};
+    return {};
+}
+
 /// Offsets into a and b of output element i.
 DEVTENSOR_HOST_DEVICE inline void broadcast_offsets(const broadcast_strides& s, std::int64_t i,
                                                     std::int64_t& offset_a, std::int64_t& offset_b) {

@@ -1,6 +1,5 @@
-// The GEMM micro-tile shared by the CPU backend (over packed panels) and the
-// CUDA kernel (over shared-memory tiles): an MR x NR block of C accumulated in
-// registers from kc rank-1 updates.
+// The portable GEMM micro-tile of the CPU backend (over packed panels): an
+// MR x NR block of C accumulated in registers from kc rank-1 updates.
 #pragma once
 
 #include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE

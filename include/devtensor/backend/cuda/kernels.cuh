@@ -15,72 +15,130 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <mutex>
+#include <string>
 
 namespace devtensor::backend_cuda {
 
 // ---- shells ----------------------------------------------------------------------------
 
-template <class T>
-__global__ void fill_kernel(T* out, std::int64_t n, T value) {
-    fill_phase(out, n, value, std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x,
-               std::int64_t{gridDim.x} * blockDim.x);
+/// This thread's index in the grid, and the grid's thread count, as I.
+template <class I>
+__device__ I grid_thread() {
+    return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+}
+template <class I>
+__device__ I grid_threads() {
+    return static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
 }
 
-template <class T>
-__global__ void add_kernel(const T* a, const T* b, T* out, std::int64_t n) {
-    add_phase(a, b, out, n, std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x,
-              std::int64_t{gridDim.x} * blockDim.x);
+template <class T, class I>
+__global__ void fill_kernel(T* out, I n, T value) {
+    fill_phase(out, n, value, grid_thread<I>(), grid_threads<I>());
+}
+
+template <class T, class I>
+__global__ void add_kernel(const T* a, const T* b, T* out, I n) {
+    add_phase(a, b, out, n, grid_thread<I>(), grid_threads<I>());
+}
+
+template <class T, class I>
+__global__ void add_repeat_kernel(const T* full, const T* repeating, T* out, I n, I period) {
+    add_repeat_phase(full, repeating, out, n, period, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class T>
 __global__ void add_broadcast_kernel(const T* a, const T* b, T* out, std::int64_t n,
                                      detail::broadcast_strides s) {
-    add_broadcast_phase(a, b, out, n, s, std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x,
-                        std::int64_t{gridDim.x} * blockDim.x);
+    add_broadcast_phase(a, b, out, n, s, grid_thread<std::int64_t>(), grid_threads<std::int64_t>());
 }
 
-template <class T>
-__global__ void uniform_kernel(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
-    uniform_phase(out, n, seed, first_block, std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x,
-                  std::int64_t{gridDim.x} * blockDim.x);
+template <class T, class I>
+__global__ void uniform_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
+    uniform_phase(out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
+/// Two-stage pipeline: the copies of stage k+1 are in flight while stage k is computed.
 template <class S, class T>
-__global__ void __launch_bounds__(S::threads) gemm_kernel(gemm_params<T> p) {
-    __shared__ T as[S::smem_a];
-    __shared__ T bs[S::smem_b];
-    T acc[S::tm][S::tn] = {};
+__global__ void __launch_bounds__(S::threads) gemm_kernel(gemm_params<T> p, std::int64_t tiles_m,
+                                                          std::int64_t tiles_n) {
+    static_assert(S::stages == 2, "gemm_kernel: the loop below is written for two stages");
+    __shared__ alignas(32) T smem[S::stages * S::stage];
+    std::int64_t tile_m = 0, tile_n = 0;
+    gemm_tile_of(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
     const int t = static_cast<int>(threadIdx.x);
-    for (std::int64_t k0 = 0; k0 < p.k; k0 += S::bk) {
-        gemm_load_phase<S>(p, blockIdx.x, blockIdx.y, k0, t, as, bs);
-        __syncthreads();
-        gemm_compute_phase<S>(t, as, bs, acc);
+    T acc[S::tm][S::tn] = {};
+    const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
+    gemm_load_phase<S>(p, tile_m, tile_n, 0, t, smem);
+    async_commit();
+    for (std::int64_t step = 0; step < steps; ++step) {
+        if (step + 1 < steps)  // the other stage: its last reader passed the barrier below
+            gemm_load_phase<S>(p, tile_m, tile_n, (step + 1) * S::bk, t, smem + (step + 1) % 2 * S::stage);
+        async_commit();
+        async_wait<1>();  // this thread's copies of `step` have landed ...
+        __syncthreads();  // ... and everyone's
+        gemm_compute_phase<S>(t, smem + step % 2 * S::stage, acc);
         __syncthreads();
     }
-    gemm_store_phase<S>(p, blockIdx.x, blockIdx.y, t, acc);
+    gemm_store_phase<S>(p, tile_m, tile_n, t, acc);
+}
+
+/// linear for m <= G::m: each warp owns G::rows output features.
+template <class G, class T>
+__global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
+    __shared__ alignas(16) T xs[G::m * G::kc];
+    const int t = static_cast<int>(threadIdx.x), lane = t % G::lanes;
+    const std::int64_t feature0 = std::int64_t{blockIdx.x} * G::features + t / G::lanes * G::rows;
+    T acc[G::rows][G::m] = {};
+    for (std::int64_t k0 = 0; k0 < p.k; k0 += G::kc) {
+        gemv_weights<G, T> w;
+        gemv_weight_phase<G>(p, feature0, k0, lane, w);
+        __syncthreads();  // the previous chunk is consumed
+        gemv_stage_phase<G>(p, k0, t, xs);
+        __syncthreads();
+        gemv_accumulate_phase<G>(lane, w, xs, acc);
+    }
+    DEVTENSOR_DEVICE_UNROLL  // acc is indexed by constants only: it stays in registers
+    for (int r = 0; r < G::rows; ++r)
+        DEVTENSOR_DEVICE_UNROLL
+        for (int i = 0; i < G::m; ++i) {
+            T sum = acc[r][i];
+            for (int offset = G::lanes / 2; offset > 0; offset /= 2)
+                sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+            if (lane == (r * G::m + i) % G::lanes) gemv_store(p, feature0 + r, i, sum);
+        }
 }
 
 // ---- launchers -------------------------------------------------------------------------
 
 inline constexpr int elementwise_threads = 256;
 
-/// Multiprocessors of device `ordinal`, asked once.
-inline int multiprocessor_count(int ordinal) {
-    static std::array<int, DEVTENSOR_MAX_CUDA_DEVICES> counts{};
+struct device_shape {
+    int multiprocessors = 0;
+    int threads_per_multiprocessor = 0;
+};
+
+/// What the launchers size grids by, asked once per device.
+inline const device_shape& shape_of(int ordinal) {
+    static std::array<device_shape, DEVTENSOR_MAX_CUDA_DEVICES> shapes{};
     static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
-    std::call_once(once[static_cast<std::size_t>(ordinal)], [ordinal] {
-        DEVTENSOR_CUDA_CHECK(cudaDeviceGetAttribute(&counts[static_cast<std::size_t>(ordinal)],
-                                                    cudaDevAttrMultiProcessorCount, ordinal));
+    auto& s = shapes[static_cast<std::size_t>(ordinal)];
+    std::call_once(once[static_cast<std::size_t>(ordinal)], [ordinal, &s] {
+        DEVTENSOR_CUDA_CHECK(cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal));
+        DEVTENSOR_CUDA_CHECK(cudaDeviceGetAttribute(&s.threads_per_multiprocessor,
+                                                    cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
     });
-    return counts[static_cast<std::size_t>(ordinal)];
+    return s;
 }
 
-/// Blocks for a grid-stride loop over `work` items: enough to fill every SM, no more.
-inline unsigned elementwise_blocks(int ordinal, std::int64_t work) {
+/// Blocks for a grid-stride loop over `work` items: one thread per item up to
+/// one full wave of resident threads on every multiprocessor, no more.
+inline std::int64_t elementwise_blocks(int ordinal, std::int64_t work) {
+    const auto& s = shape_of(ordinal);
     const std::int64_t wanted = (work + elementwise_threads - 1) / elementwise_threads;
-    const std::int64_t cap = std::int64_t{multiprocessor_count(ordinal)} * 16;
-    return static_cast<unsigned>(std::clamp<std::int64_t>(wanted, 1, cap));
+    const std::int64_t wave = std::int64_t{s.multiprocessors} * s.threads_per_multiprocessor / elementwise_threads;
+    return std::clamp<std::int64_t>(wanted, 1, wave);
 }
 
 /// Launches on device `ordinal`'s stream and checks the launch.
@@ -91,46 +149,104 @@ void launch(int ordinal, dim3 grid, dim3 block, Kernel kernel, Args... args) {
     DEVTENSOR_CUDA_CHECK(cudaGetLastError());
 }
 
+/// Calls run(I{}) with I = std::int32_t when every index a grid-stride loop
+/// over n elements with `blocks` blocks forms fits in it, else std::int64_t.
+template <class Run>
+void with_index_type(std::int64_t n, std::int64_t blocks, Run run) {
+    const std::int64_t reach = n + (elementwise_unroll + 1) * blocks * elementwise_threads;
+    if (reach <= std::numeric_limits<std::int32_t>::max()) run(std::int32_t{});
+    else run(std::int64_t{});
+}
+
 template <class T>
 void fill(int ordinal, T* out, std::int64_t n, T value) {
     if (n == 0) return;
-    launch(ordinal, elementwise_blocks(ordinal, n), elementwise_threads, fill_kernel<T>, out, n, value);
+    const std::int64_t blocks = elementwise_blocks(ordinal, (n + pack16<T> - 1) / pack16<T>);
+    with_index_type(n, blocks, [&](auto index) {
+        using I = decltype(index);
+        launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, fill_kernel<T, I>, out,
+               static_cast<I>(n), value);
+    });
 }
 
 template <class T>
 void add(int ordinal, const T* a, const T* b, T* out, std::int64_t n) {
     if (n == 0) return;
-    launch(ordinal, elementwise_blocks(ordinal, n), elementwise_threads, add_kernel<T>, a, b, out, n);
+    const std::int64_t blocks = elementwise_blocks(ordinal, (n + pack16<T> - 1) / pack16<T>);
+    with_index_type(n, blocks, [&](auto index) {
+        using I = decltype(index);
+        launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, add_kernel<T, I>, a, b,
+               out, static_cast<I>(n));
+    });
 }
 
+/// Broadcast add: a bias-like operand repeating over the other gets the packed
+/// kernel; any other broadcast the general one.
 template <class T>
 void add_broadcast(int ordinal, const T* a, const T* b, T* out, std::int64_t n,
                    const detail::broadcast_strides& s) {
     if (n == 0) return;
-    launch(ordinal, elementwise_blocks(ordinal, n), elementwise_threads, add_broadcast_kernel<T>, a,
-           b, out, n, s);
+    if (const detail::repeat_pattern r = detail::find_repeat(s); r.period > 0) {
+        const T* full = r.b_repeats ? a : b;
+        const T* repeating = r.b_repeats ? b : a;
+        const std::int64_t blocks = elementwise_blocks(ordinal, (n + pack16<T> - 1) / pack16<T>);
+        with_index_type(n, blocks, [&](auto index) {
+            using I = decltype(index);
+            launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads,
+                   add_repeat_kernel<T, I>, full, repeating, out, static_cast<I>(n),
+                   static_cast<I>(r.period));
+        });
+        return;
+    }
+    launch(ordinal, dim3(static_cast<unsigned>(elementwise_blocks(ordinal, n))), elementwise_threads,
+           add_broadcast_kernel<T>, a, b, out, n, s);
 }
 
 template <class T>
 void uniform(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
     if (n == 0) return;
-    const std::int64_t blocks = (n + detail::elements_per_philox_block<T> - 1) /
-                                detail::elements_per_philox_block<T>;
-    launch(ordinal, elementwise_blocks(ordinal, blocks), elementwise_threads, uniform_kernel<T>, out,
-           n, seed, first_block);
+    constexpr int per_block = detail::elements_per_philox_block<T>;
+    const std::int64_t blocks = elementwise_blocks(ordinal, (n + per_block - 1) / per_block);
+    with_index_type(n, blocks, [&](auto index) {
+        using I = decltype(index);
+        launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, uniform_kernel<T, I>,
+               out, static_cast<I>(n), seed, first_block);
+    });
+}
+
+/// Tile shape by problem: the large fp32 tile once it gives every
+/// multiprocessor a block, else the small one (fp64 always: its large tile
+/// would not fit in 48 KiB of static shared memory).
+template <class S, class T>
+void gemm_tiled(int ordinal, const gemm_params<T>& p) {
+    const std::int64_t tiles_m = (p.m + S::bm - 1) / S::bm, tiles_n = (p.n + S::bn - 1) / S::bn;
+    if (tiles_m > std::numeric_limits<std::int32_t>::max() / tiles_n)
+        throw shape_error("devtensor::matmul: a " + std::to_string(p.m) + " x " + std::to_string(p.n) +
+                          " product needs more than 2^31 - 1 CUDA blocks");
+    launch(ordinal, dim3(static_cast<unsigned>(tiles_m * tiles_n)), S::threads, gemm_kernel<S, T>, p,
+           tiles_m, tiles_n);
+}
+
+template <class G, class T>
+void gemv(int ordinal, const gemm_params<T>& p) {
+    launch(ordinal, dim3(static_cast<unsigned>((p.n + G::features - 1) / G::features)), G::threads,
+           gemv_kernel<G, T>, p);
 }
 
 template <class T>
 void gemm(int ordinal, const gemm_params<T>& p) {
-    using S = gemm_tile_default;
     if (p.m == 0 || p.n == 0) return;
-    const std::int64_t grid_m = (p.m + S::bm - 1) / S::bm, grid_n = (p.n + S::bn - 1) / S::bn;
-    if (grid_n > 65535)
-        throw shape_error("devtensor::matmul: " + std::to_string(p.n) +
-                          " output columns exceed the CUDA grid (65535 tiles of " +
-                          std::to_string(S::bn) + ")");
-    launch(ordinal, dim3(static_cast<unsigned>(grid_m), static_cast<unsigned>(grid_n)), S::threads,
-           gemm_kernel<S, T>, p);
+    if (p.m <= gemv_max_batch && p.b_row == 1) {  // linear's weight, k contiguous: read it once
+        if (p.m <= 4) gemv<gemv_tile<T, 4>>(ordinal, p);
+        else gemv<gemv_tile<T, gemv_max_batch>>(ordinal, p);
+        return;
+    }
+    using L = gemm_tile_large;
+    if constexpr (sizeof(T) == 4) {
+        const std::int64_t large_tiles = (p.m + L::bm - 1) / L::bm * ((p.n + L::bn - 1) / L::bn);
+        if (large_tiles >= shape_of(ordinal).multiprocessors) return gemm_tiled<L>(ordinal, p);
+    }
+    gemm_tiled<gemm_tile_small>(ordinal, p);
 }
 
 }  // namespace devtensor::backend_cuda

@@ -1,0 +1,119 @@
+// Memory access for the CUDA kernels' phase functions, written once for both
+// compilers: on the GPU a pack is one 16-byte load or store and a tile copy is
+// a cp.async; on the host (the block emulator) the same calls are plain,
+// standard C++ element copies.
+#pragma once
+
+#include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDA_ARCH__)
+#  define DEVTENSOR_DEVICE_UNROLL _Pragma("unroll")
+#else
+#  define DEVTENSOR_DEVICE_UNROLL
+#endif
+
+namespace devtensor::backend_cuda {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// L consecutive elements, aligned as one access: pack<float, 4> is a float4.
+template <class T, int L>
+struct alignas(sizeof(T) * L) pack {
+    T v[L];
+};
+
+/// Elements of T in one 16-byte access.
+template <class T>
+inline constexpr int pack16 = 16 / static_cast<int>(sizeof(T));
+
+DEVTENSOR_HOST_DEVICE inline bool aligned16(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+/// p[0, L) as one access; p must be aligned to the pack. On the GPU, packs of
+/// 16 bytes go through uint4: one 128-bit load (a struct copy may be split).
+template <int L, class T>
+DEVTENSOR_HOST_DEVICE inline pack<T, L> load_pack(const T* p) {
+    pack<T, L> r;
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(r) % 16 == 0) {
+        for (int i = 0; i < static_cast<int>(sizeof(r) / 16); ++i)
+            reinterpret_cast<uint4*>(&r)[i] = reinterpret_cast<const uint4*>(p)[i];
+        return r;
+    } else
+#endif
+    {
+        for (int e = 0; e < L; ++e) r.v[e] = p[e];
+        return r;
+    }
+}
+
+template <int L, class T>
+DEVTENSOR_HOST_DEVICE inline void store_pack(T* p, const pack<T, L>& value) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(value) % 16 == 0) {  // st.v4 by hand: nvcc splits some uint4 stores
+        unsigned words[sizeof(value) / 4];
+        std::memcpy(words, &value, sizeof(value));
+        for (int i = 0; i < static_cast<int>(sizeof(value) / 16); ++i)
+            asm volatile("st.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p + i * 16 / sizeof(T)),
+                         "r"(words[4 * i]), "r"(words[4 * i + 1]), "r"(words[4 * i + 2]),
+                         "r"(words[4 * i + 3]) : "memory");
+    } else
+#endif
+    {
+        for (int e = 0; e < L; ++e) p[e] = value.v[e];
+    }
+}
+
+// ---- asynchronous global -> shared copies (cp.async, sm_80 and later) -------------------
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#  define DEVTENSOR_CP_ASYNC 1
+#else
+#  define DEVTENSOR_CP_ASYNC 0
+#endif
+
+/// Copies `valid` of `Bytes` bytes from global `src` to shared `dst` and zeroes
+/// the rest (`valid` may be 0; `src` must still be a readable address).
+template <int Bytes>
+DEVTENSOR_HOST_DEVICE inline void async_copy(void* dst, const void* src, int valid) {
+    static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if DEVTENSOR_CP_ASYNC
+    const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    if constexpr (Bytes == 16)  // .cg: bypass L1, the tile is read once per block
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(src),
+                     "r"(valid) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared), "l"(src),
+                     "n"(Bytes), "r"(valid) : "memory");
+#elif defined(__CUDA_ARCH__)
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    for (int i = 0; i < Bytes; ++i) d[i] = i < valid ? s[i] : 0;
+#else
+    std::memcpy(dst, src, static_cast<std::size_t>(valid));
+    std::memset(static_cast<unsigned char*>(dst) + valid, 0, static_cast<std::size_t>(Bytes - valid));
+#endif
+}
+
+/// Closes the group of copies issued since the last commit.
+DEVTENSOR_HOST_DEVICE inline void async_commit() {
+#if DEVTENSOR_CP_ASYNC
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most `Pending` of this thread's committed groups are in flight.
+template <int Pending>
+DEVTENSOR_HOST_DEVICE inline void async_wait() {
+#if DEVTENSOR_CP_ASYNC
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::backend_cuda

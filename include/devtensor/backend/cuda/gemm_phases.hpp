@@ -1,0 +1,273 @@
+// Bodies of the CUDA GEMM kernel (C = A·B + bias) as phase functions: a block
+// tile of C in registers, its A and B panels double-buffered in shared memory
+// by cp.async, bias fused into the store. tests/test_cuda_emulator.cpp runs the
+// phases in the kernel's order over every block and thread of a simulated grid.
+#pragma once
+
+#include <devtensor/backend/cuda/access.hpp>
+
+#include <cstdint>
+
+namespace devtensor::backend_cuda {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// Operands of one GEMM: A is m x k, B is k x n, both read through (row, column)
+/// strides; C is m x n with row stride ldc; bias (per column) may be null.
+template <class T>
+struct gemm_params {
+    std::int64_t m, n, k;
+    const T* a;
+    std::int64_t a_row, a_col;
+    const T* b;
+    std::int64_t b_row, b_col;
+    T* c;
+    std::int64_t ldc;
+    const T* bias;
+};
+
+/// Block tile BM x BN, BK deep per pipeline stage; each thread holds TM x TN of
+/// C as (TM/4) x (TN/4) sub-tiles of 4 x 4, spaced so that a warp's 16-byte
+/// shared-memory reads are contiguous or broadcast (no bank conflicts).
+template <int BM, int BN, int BK, int TM, int TN>
+struct gemm_tile {
+    static constexpr int bm = BM, bn = BN, bk = BK, tm = TM, tn = TN;
+    static constexpr int threads_m = BM / TM, threads_n = BN / TN;
+    static constexpr int threads = threads_m * threads_n;
+    // Shared rows padded by 4: rows stay 16-byte aligned, and the transposing
+    // 4-byte copies of neighbouring k land in different banks.
+    static constexpr int lda = BM + 4, ldb = BN + 4;
+    static constexpr int stage = BK * (lda + ldb);  // elements per pipeline stage
+    static constexpr int stages = 2;
+    static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "gemm_tile: 4 x 4 sub-tiles, k in runs of 4");
+    static_assert(BM % TM == 0 && BN % TN == 0, "gemm_tile: the thread tile must divide the block tile");
+};
+
+/// fp32 for large problems: 256 threads, 8 x 8 each, 33 KiB of shared memory.
+using gemm_tile_large = gemm_tile<128, 128, 16, 8, 8>;
+/// Small problems (more blocks than the large tile gives) and fp64: 256 threads, 4 x 4 each.
+using gemm_tile_small = gemm_tile<64, 64, 16, 4, 4>;
+
+/// Block `id` of a 1-D grid -> its tile (tile_m, tile_n). Tiles go in groups of
+/// 8 tile-rows, column by column within a group, so the blocks resident at one
+/// time share A and B panels in L2.
+DEVTENSOR_HOST_DEVICE inline void gemm_tile_of(std::int64_t id, std::int64_t tiles_m,
+                                               std::int64_t tiles_n, std::int64_t& tile_m,
+                                               std::int64_t& tile_n) {
+    constexpr std::int64_t group = 8;
+    const std::int64_t per_group = group * tiles_n, first = id / per_group * group;
+    const std::int64_t rows = tiles_m - first < group ? tiles_m - first : group;
+    tile_m = first + id % per_group % rows;
+    tile_n = id % per_group / rows;
+}
+
+/// One operand as the copy sees it: element (k, x) at base[k*sk + x*sx] for
+/// k < depth, x < extent (x is m for A, n for B).
+template <class T>
+struct gemm_operand {
+    const T* base;
+    std::int64_t sk, sx, extent, depth;
+};
+
+/// Element (k, x) into shared `dst`, zero outside the matrix.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void copy_element(T* dst, const gemm_operand<T>& g, std::int64_t k,
+                                               std::int64_t x) {
+    const bool inside = k < g.depth && x < g.extent;
+    async_copy<sizeof(T)>(dst, inside ? g.base + k * g.sk + x * g.sx : g.base,
+                          inside ? static_cast<int>(sizeof(T)) : 0);
+}
+
+/// Copies the BK x BX panel at (k0, x0) of one operand into shared `s[k][x]`
+/// (row length LD), in runs of 4 elements: along k when k is contiguous
+/// (transposed, one element per copy), else along x, 16 bytes per copy where
+/// the source allows it.
+template <int BX, int BK, int LD, int THREADS, class T>
+DEVTENSOR_HOST_DEVICE inline void copy_panel(const gemm_operand<T>& g, std::int64_t x0,
+                                             std::int64_t k0, int t, T* s) {
+    constexpr int runs = BX * BK / 4;
+    for (int r = t; r < runs; r += THREADS) {
+        if (g.sk == 1) {  // neighbouring threads read neighbouring k of one row: coalesced
+            const int x = r / (BK / 4), kk = r % (BK / 4) * 4;
+            for (int e = 0; e < 4; ++e) copy_element(s + (kk + e) * LD + x, g, k0 + kk + e, x0 + x);
+            continue;
+        }
+        const int kk = r / (BX / 4), x = r % (BX / 4) * 4;
+        const std::int64_t gk = k0 + kk, gx = x0 + x;
+        const T* src = g.base + gk * g.sk + gx * g.sx;
+        if (g.sx == 1 && gk < g.depth && gx < g.extent && aligned16(src)) {
+            constexpr int per_copy = pack16<T>;
+            for (int e = 0; e < 4; e += per_copy) {
+                const std::int64_t left = g.extent - gx - e;  // elements inside the matrix
+                const int valid = left <= 0 ? 0 : left >= per_copy ? 16 : static_cast<int>(left * sizeof(T));
+                async_copy<16>(s + kk * LD + x + e, valid ? src + e : g.base, valid);
+            }
+        } else {
+            for (int e = 0; e < 4; ++e) copy_element(s + kk * LD + x + e, g, gk, gx + e);
+        }
+    }
+}
+
+/// Thread `t` issues its copies of the A and B panels at k0 into one stage.
+template <class S, class T>
+DEVTENSOR_HOST_DEVICE inline void gemm_load_phase(const gemm_params<T>& p, std::int64_t tile_m,
+                                                  std::int64_t tile_n, std::int64_t k0, int t,
+                                                  T* stage) {
+    copy_panel<S::bm, S::bk, S::lda, S::threads>(gemm_operand<T>{p.a, p.a_col, p.a_row, p.m, p.k},
+                                                 tile_m * S::bm, k0, t, stage);
+    copy_panel<S::bn, S::bk, S::ldb, S::threads>(gemm_operand<T>{p.b, p.b_row, p.b_col, p.n, p.k},
+                                                 tile_n * S::bn, k0, t, stage + S::bk * S::lda);
+}
+
+/// Row (or column) of C, within the block tile, of element 4*sub + e of a
+/// thread at position `pos` among `count` threads along that side.
+DEVTENSOR_HOST_DEVICE inline int gemm_tile_index(int sub, int e, int pos, int count) {
+    return sub * count * 4 + pos * 4 + e;
+}
+
+/// Thread `t` accumulates one stage's BK rank-1 updates into its register tile.
+template <class S, class T>
+DEVTENSOR_HOST_DEVICE inline void gemm_compute_phase(int t, const T* stage, T (&acc)[S::tm][S::tn]) {
+    const int ty = t / S::threads_n, tx = t % S::threads_n;
+    const T* as = stage;
+    const T* bs = stage + S::bk * S::lda;
+    DEVTENSOR_DEVICE_UNROLL
+    for (int k = 0; k < S::bk; ++k) {
+        T a[S::tm], b[S::tn];
+        DEVTENSOR_DEVICE_UNROLL
+        for (int i = 0; i < S::tm / 4; ++i) {
+            const auto v = load_pack<4>(as + k * S::lda + gemm_tile_index(i, 0, ty, S::threads_m));
+            for (int e = 0; e < 4; ++e) a[4 * i + e] = v.v[e];
+        }
+        DEVTENSOR_DEVICE_UNROLL
+        for (int j = 0; j < S::tn / 4; ++j) {
+            const auto v = load_pack<4>(bs + k * S::ldb + gemm_tile_index(j, 0, tx, S::threads_n));
+            for (int e = 0; e < 4; ++e) b[4 * j + e] = v.v[e];
+        }
+        DEVTENSOR_DEVICE_UNROLL
+        for (int i = 0; i < S::tm; ++i)
+            DEVTENSOR_DEVICE_UNROLL
+            for (int j = 0; j < S::tn; ++j) acc[i][j] += a[i] * b[j];
+    }
+}
+
+/// C's element in column `col`: the sum plus the bias, if any.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline T plus_bias(const gemm_params<T>& p, T sum, std::int64_t col) {
+    return p.bias ? static_cast<T>(sum + p.bias[col]) : sum;
+}
+
+/// Thread `t` writes its register tile plus the bias to C, inside the matrix
+/// only; 4 columns at once where they are inside and aligned.
+template <class S, class T>
+DEVTENSOR_HOST_DEVICE inline void gemm_store_phase(const gemm_params<T>& p, std::int64_t tile_m,
+                                                   std::int64_t tile_n, int t,
+                                                   const T (&acc)[S::tm][S::tn]) {
+    const int ty = t / S::threads_n, tx = t % S::threads_n;
+    // Every run of 4 columns starts at a multiple of 4: aligned iff C's rows are.
+    const bool aligned_rows = p.ldc % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % sizeof(pack<T, 4>) == 0;
+    DEVTENSOR_DEVICE_UNROLL  // acc is indexed by constants only: it stays in registers
+    for (int i = 0; i < S::tm; ++i) {
+        const std::int64_t row = tile_m * S::bm + gemm_tile_index(i / 4, i % 4, ty, S::threads_m);
+        if (row >= p.m) continue;
+        DEVTENSOR_DEVICE_UNROLL
+        for (int j = 0; j < S::tn / 4; ++j) {
+            const std::int64_t col = tile_n * S::bn + gemm_tile_index(j, 0, tx, S::threads_n);
+            T* dst = p.c + row * p.ldc + col;
+            if (aligned_rows && col + 4 <= p.n) {
+                pack<T, 4> v;
+                for (int e = 0; e < 4; ++e) v.v[e] = plus_bias(p, acc[i][4 * j + e], col + e);
+                store_pack<4>(dst, v);
+            } else {
+                for (int e = 0; e < 4; ++e)
+                    if (col + e < p.n) dst[e] = plus_bias(p, acc[i][4 * j + e], col + e);
+            }
+        }
+    }
+}
+
+// ---- small batches: linear with m <= 16 reads the weight once, as a GEMV ----------------------
+
+/// Each warp computes `rows` output features (4 fp32, 2 fp64) for every batch row (at most M);
+/// its lanes share k, 16 bytes at a time. The batch rows are staged in shared
+/// memory `kc` elements of k at a time (16 KiB x M / 8).
+template <class T, int M>
+struct gemv_tile {
+    static constexpr int m = M, rows = 16 / static_cast<int>(sizeof(T)), warps = 4, lanes = 32;
+    static constexpr int threads = warps * lanes, features = warps * rows;  // per block
+    static constexpr int width = pack16<T>;  // elements per 16-byte access
+    static constexpr int kc = 2048 / static_cast<int>(sizeof(T));
+    static constexpr int packs_per_lane = kc / (lanes * width);
+};
+
+/// Most batch rows the GEMV path takes.
+inline constexpr int gemv_max_batch = 16;
+
+/// Elements [k0, k0 + L) of a row whose elements are `stride` apart, zero from k on.
+template <int L, class T>
+DEVTENSOR_HOST_DEVICE inline pack<T, L> load_row_pack(const T* row, std::int64_t stride,
+                                                      std::int64_t k0, std::int64_t k) {
+    if (stride == 1 && k0 + L <= k && aligned16(row + k0)) return load_pack<L>(row + k0);
+    pack<T, L> r;
+    for (int e = 0; e < L; ++e) r.v[e] = k0 + e < k ? row[(k0 + e) * stride] : T{};
+    return r;
+}
+
+/// Thread `t` copies batch rows [0, M) x k [k0, k0 + kc) of A into xs[i][kk], zero outside.
+template <class G, class T>
+DEVTENSOR_HOST_DEVICE inline void gemv_stage_phase(const gemm_params<T>& p, std::int64_t k0, int t,
+                                                   T* xs) {
+    constexpr int packs = G::m * G::kc / G::width;
+    for (int e = t; e < packs; e += G::threads) {
+        const int i = e / (G::kc / G::width), kk = e % (G::kc / G::width) * G::width;
+        const pack<T, G::width> v = i < p.m ? load_row_pack<G::width>(p.a + i * p.a_row, p.a_col, k0 + kk, p.k)
+                                           : pack<T, G::width>{};
+        store_pack<G::width>(xs + i * G::kc + kk, v);
+    }
+}
+
+/// The weight packs lane `lane` needs for a chunk, one per (feature, step):
+/// W[feature0 + r][k0 + kk]. Loaded before the chunk is staged, so their
+/// latency overlaps the staging.
+template <class G, class T>
+using gemv_weights = pack<T, G::width>[G::rows][G::packs_per_lane];
+
+template <class G, class T>
+DEVTENSOR_HOST_DEVICE inline void gemv_weight_phase(const gemm_params<T>& p, std::int64_t feature0,
+                                                    std::int64_t k0, int lane, gemv_weights<G, T>& w) {
+    DEVTENSOR_DEVICE_UNROLL
+    for (int r = 0; r < G::rows; ++r)
+        DEVTENSOR_DEVICE_UNROLL
+        for (int u = 0; u < G::packs_per_lane; ++u) {
+            const std::int64_t feature = feature0 + r, kk = (u * G::lanes + lane) * G::width;
+            w[r][u] = feature < p.n ? load_row_pack<G::width>(p.b + feature * p.b_col, p.b_row, k0 + kk, p.k)
+                                    : pack<T, G::width>{};
+        }
+}
+
+/// acc[r][i] += the lane's share of W[feature0 + r][chunk] · x[i][chunk].
+template <class G, class T>
+DEVTENSOR_HOST_DEVICE inline void gemv_accumulate_phase(int lane, const gemv_weights<G, T>& w,
+                                                        const T* xs, T (&acc)[G::rows][G::m]) {
+    DEVTENSOR_DEVICE_UNROLL
+    for (int u = 0; u < G::packs_per_lane; ++u)
+        DEVTENSOR_DEVICE_UNROLL
+        for (int i = 0; i < G::m; ++i) {
+            const auto x = load_pack<G::width>(xs + i * G::kc + (u * G::lanes + lane) * G::width);
+            DEVTENSOR_DEVICE_UNROLL
+            for (int r = 0; r < G::rows; ++r)
+                for (int e = 0; e < G::width; ++e) acc[r][i] += w[r][u].v[e] * x.v[e];
+        }
+}
+
+/// Writes C[i][feature] = sum + bias (the warp's lanes already summed).
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void gemv_store(const gemm_params<T>& p, std::int64_t feature,
+                                             std::int64_t i, T sum) {
+    if (feature >= p.n || i >= p.m) return;
+    p.c[i * p.ldc + feature] = plus_bias(p, sum, feature);
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::backend_cuda

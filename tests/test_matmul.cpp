@@ -86,4 +86,28 @@ DEVTENSOR_GPU_TEST_CASE("gpu matmul matches the cpu") {
         check_close(dt::matmul(ra, rb).to_vector(), expected, static_cast<double>(k));
     }
 }
+
+DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu matmul and linear on every kernel the launcher picks match the cpu", T, float, double) {
+    // [m, n, k]: 1537 x 1411 gives fp32 the large tile (>= 132 blocks of 128 x 128), off the tile;
+    // m <= 16 gives linear the GEMV kernel (batch 4 and 16 tiles); the rest the small tile.
+    const std::vector<mnk> shapes = {{1537, 1411, 37}, {1024, 2176, 64}, {1, 4099, 1030}, {5, 33, 2051},
+                                     {16, 1000, 515}, {17, 300, 129}};
+    dt::generator gen(29);
+    for (const auto [m, n, k] : shapes) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        const auto a = dt::rand<T>({m, k}, dt::cpu_device{}, gen);
+        const auto b = dt::rand<T>({k, n}, dt::cpu_device{}, gen);
+        const auto w = dt::rand<T>({n, k}, dt::cpu_device{}, gen);
+        const auto bias = dt::rand<T>({n}, dt::cpu_device{}, gen);
+        const auto to_double = [](const std::vector<T>& v) { return std::vector<double>(v.begin(), v.end()); };
+        check_close(dt::matmul(a.cuda(), b.cuda()).to_vector(), to_double(dt::matmul(a, b).to_vector()),
+                    static_cast<double>(k));
+        check_close(dt::linear(a.cuda(), w.cuda(), bias.cuda()).to_vector(),
+                    to_double(dt::linear(a, w, bias).to_vector()), static_cast<double>(k));
+        check_close(dt::linear(a.cuda(), w.cuda()).to_vector(), to_double(dt::linear(a, w).to_vector()),
+                    static_cast<double>(k));
+    }
+}
 #endif

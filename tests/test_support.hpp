@@ -13,6 +13,8 @@ namespace dt = devtensor;
 
 /// A test case that needs a CUDA device: reported as skipped (not passed) where there is none.
 #define DEVTENSOR_GPU_TEST_CASE(name) TEST_CASE(name * doctest::skip(!::devtensor::cuda_available()))
+#define DEVTENSOR_GPU_TEST_CASE_TEMPLATE(name, T, ...) \
+    TEST_CASE_TEMPLATE(name * doctest::skip(!::devtensor::cuda_available()), T, __VA_ARGS__)
 
 namespace test {
 /// What `f` threw as E ("" with a failed check when it threw nothing or something else).

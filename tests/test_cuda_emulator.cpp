@@ -5,6 +5,7 @@
 // alignments that reach every tail path, without a GPU.
 #include "test_support.hpp"
 
+#include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 
 #include <array>
@@ -329,4 +330,38 @@ TEST_CASE("emulated small-batch linear (gemv kernel) matches the cpu linear") {
         check_gemv<cu::gemv_tile<float, cu::gemv_max_batch>, float>(m);
         check_gemv<cu::gemv_tile<double, cu::gemv_max_batch>, double>(m);
     }
+}
+
+// ---- the launchers' decisions, for an H200 (132 multiprocessors of 2048 threads) ---------------
+
+TEST_CASE("launch plan: grids fill one wave, 32-bit indices where they fit, a kernel per gemm shape") {
+    const cu::device_shape h200{132, 2048};
+    CHECK(cu::elementwise_blocks(h200, 1) == 1);
+    CHECK(cu::elementwise_blocks(h200, 257) == 2);
+    CHECK(cu::elementwise_blocks(h200, std::int64_t{1} << 40) == 132 * 8);  // one resident wave
+    CHECK(cu::elementwise_blocks(cu::device_shape{}, 1000) == 1);           // never an empty grid
+
+    CHECK(cu::index_fits_int32(std::int64_t{1} << 30, 132 * 8));
+    CHECK_FALSE(cu::index_fits_int32(std::numeric_limits<std::int32_t>::max() - 1000, 132 * 8));
+    CHECK_FALSE(cu::index_fits_int32(std::int64_t{1} << 31, 1));
+
+    using choice = cu::gemm_kernel_choice;
+    const auto matmul = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+        return cu::gemm_params<float>{m, n, k, nullptr, k, 1, nullptr, n, 1, nullptr, n, nullptr};
+    };
+    const auto linear = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+        return cu::gemm_params<float>{m, n, k, nullptr, k, 1, nullptr, 1, k, nullptr, n, nullptr};
+    };
+    CHECK(cu::choose_gemm(matmul(4096, 4096, 4096), h200) == choice::tile_large);
+    CHECK(cu::choose_gemm(matmul(8192, 8192, 1024), h200) == choice::tile_large);
+    CHECK(cu::choose_gemm(linear(4096, 4096, 4096), h200) == choice::tile_large);
+    CHECK(cu::choose_gemm(matmul(1024, 1024, 1024), h200) == choice::tile_small);  // 64 large tiles < 132
+    for (const std::int64_t batch : {1, 2, 4})
+        CHECK(cu::choose_gemm(linear(batch, 4096, 4096), h200) == choice::gemv_batch_4);
+    for (const std::int64_t batch : {5, 8, 16})
+        CHECK(cu::choose_gemm(linear(batch, 4096, 4096), h200) == choice::gemv_batch_16);
+    CHECK(cu::choose_gemm(linear(17, 4096, 4096), h200) == choice::tile_small);
+    CHECK(cu::choose_gemm(matmul(16, 4096, 4096), h200) == choice::tile_small);  // B not k-contiguous
+    const cu::gemm_params<double> fp64{4096, 4096, 4096, nullptr, 4096, 1, nullptr, 4096, 1, nullptr, 4096, nullptr};
+    CHECK(cu::choose_gemm(fp64, h200) == choice::tile_small);
 }

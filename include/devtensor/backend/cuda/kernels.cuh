@@ -8,6 +8,7 @@
 #  error "devtensor/backend/cuda/kernels.cuh needs nvcc; public headers include it only when DEVTENSOR_HAS_CUDA is 1"
 #endif
 
+#include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 #include <devtensor/backend/cuda/runtime.hpp>
 #include <devtensor/error.hpp>
@@ -112,14 +113,7 @@ __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
 
 // ---- launchers -------------------------------------------------------------------------
 
-inline constexpr int elementwise_threads = 256;
-
-struct device_shape {
-    int multiprocessors = 0;
-    int threads_per_multiprocessor = 0;
-};
-
-/// What the launchers size grids by, asked once per device.
+/// The shape of device `ordinal`, asked once.
 inline const device_shape& shape_of(int ordinal) {
     static std::array<device_shape, DEVTENSOR_MAX_CUDA_DEVICES> shapes{};
     static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
@@ -132,13 +126,8 @@ inline const device_shape& shape_of(int ordinal) {
     return s;
 }
 
-/// Blocks for a grid-stride loop over `work` items: one thread per item up to
-/// one full wave of resident threads on every multiprocessor, no more.
 inline std::int64_t elementwise_blocks(int ordinal, std::int64_t work) {
-    const auto& s = shape_of(ordinal);
-    const std::int64_t wanted = (work + elementwise_threads - 1) / elementwise_threads;
-    const std::int64_t wave = std::int64_t{s.multiprocessors} * s.threads_per_multiprocessor / elementwise_threads;
-    return std::clamp<std::int64_t>(wanted, 1, wave);
+    return elementwise_blocks(shape_of(ordinal), work);
 }
 
 /// Launches on device `ordinal`'s stream and checks the launch.
@@ -149,12 +138,10 @@ void launch(int ordinal, dim3 grid, dim3 block, Kernel kernel, Args... args) {
     DEVTENSOR_CUDA_CHECK(cudaGetLastError());
 }
 
-/// Calls run(I{}) with I = std::int32_t when every index a grid-stride loop
-/// over n elements with `blocks` blocks forms fits in it, else std::int64_t.
+/// Calls run(I{}) with the index type: std::int32_t where it fits, else std::int64_t.
 template <class Run>
 void with_index_type(std::int64_t n, std::int64_t blocks, Run run) {
-    const std::int64_t reach = n + (elementwise_unroll + 1) * blocks * elementwise_threads;
-    if (reach <= std::numeric_limits<std::int32_t>::max()) run(std::int32_t{});
+    if (index_fits_int32(n, blocks)) run(std::int32_t{});
     else run(std::int64_t{});
 }
 
@@ -214,9 +201,7 @@ void uniform(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint6
     });
 }
 
-/// Tile shape by problem: the large fp32 tile once it gives every
-/// multiprocessor a block, else the small one (fp64 always: its large tile
-/// would not fit in 48 KiB of static shared memory).
+/// One GEMM with block tile S over a 1-D grid of tiles.
 template <class S, class T>
 void gemm_tiled(int ordinal, const gemm_params<T>& p) {
     const std::int64_t tiles_m = (p.m + S::bm - 1) / S::bm, tiles_n = (p.n + S::bn - 1) / S::bn;
@@ -236,16 +221,11 @@ void gemv(int ordinal, const gemm_params<T>& p) {
 template <class T>
 void gemm(int ordinal, const gemm_params<T>& p) {
     if (p.m == 0 || p.n == 0) return;
-    if (p.m <= gemv_max_batch && p.b_row == 1) {  // linear's weight, k contiguous: read it once
-        if (p.m <= 4) gemv<gemv_tile<T, 4>>(ordinal, p);
-        else gemv<gemv_tile<T, gemv_max_batch>>(ordinal, p);
-        return;
-    }
-    using L = gemm_tile_large;
-    if constexpr (sizeof(T) == 4) {
-        const std::int64_t large_tiles = (p.m + L::bm - 1) / L::bm * ((p.n + L::bn - 1) / L::bn);
-        if (large_tiles >= shape_of(ordinal).multiprocessors) return gemm_tiled<L>(ordinal, p);
-    }
+    const gemm_kernel_choice choice = choose_gemm(p, shape_of(ordinal));
+    if (choice == gemm_kernel_choice::gemv_batch_4) return gemv<gemv_tile<T, 4>>(ordinal, p);
+    if (choice == gemm_kernel_choice::gemv_batch_16) return gemv<gemv_tile<T, gemv_max_batch>>(ordinal, p);
+    if constexpr (sizeof(T) == 4)  // fp64 never gets the large tile (nor compiles it)
+        if (choice == gemm_kernel_choice::tile_large) return gemm_tiled<gemm_tile_large>(ordinal, p);
     gemm_tiled<gemm_tile_small>(ordinal, p);
 }
 

@@ -205,7 +205,7 @@ void emulate_gemm(const cu::gemm_params<T>& p) {
         cu::gemm_tile_of(id, tiles_m, tiles_n, tile_m, tile_n);
         for (auto& a : acc) a = {};
         const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
-        load(tile_m, tile_n, 0, smem.data());
+        if (steps > 0) load(tile_m, tile_n, 0, smem.data());
         for (std::int64_t step = 0; step < steps; ++step) {
             if (step + 1 < steps) load(tile_m, tile_n, (step + 1) * S::bk, smem.data() + (step + 1) % 2 * S::stage);
             for (int t = 0; t < S::threads; ++t)

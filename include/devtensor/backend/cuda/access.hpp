@@ -94,7 +94,7 @@ DEVTENSOR_HOST_DEVICE inline void async_copy(void* dst, const void* src, int val
     const auto* s = static_cast<const unsigned char*>(src);
     for (int i = 0; i < Bytes; ++i) d[i] = i < valid ? s[i] : 0;
 #else
-    std::memcpy(dst, src, static_cast<std::size_t>(valid));
+    if (valid > 0) std::memcpy(dst, src, static_cast<std::size_t>(valid));
     std::memset(static_cast<unsigned char*>(dst) + valid, 0, static_cast<std::size_t>(Bytes - valid));
 #endif
 }

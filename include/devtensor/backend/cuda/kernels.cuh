@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(S::threads) gemm_kernel(gemm_params<T> p, std:
     const int t = static_cast<int>(threadIdx.x);
     T acc[S::tm][S::tn] = {};
     const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
-    gemm_load_phase<S>(p, tile_m, tile_n, 0, t, smem);
+    if (steps > 0) gemm_load_phase<S>(p, tile_m, tile_n, 0, t, smem);
     async_commit();
     for (std::int64_t step = 0; step < steps; ++step) {
         if (step + 1 < steps)  // the other stage: its last reader passed the barrier below

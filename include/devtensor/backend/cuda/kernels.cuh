@@ -61,8 +61,10 @@ __global__ void uniform_kernel(T* out, I n, std::uint64_t seed, std::uint64_t fi
 }
 
 /// Two-stage pipeline: the copies of stage k+1 are in flight while stage k is computed.
+/// Two blocks per multiprocessor (at most 128 registers a thread for 256 threads), so
+/// one block computes while the other waits at a barrier.
 template <class S, class T>
-__global__ void __launch_bounds__(S::threads) gemm_kernel(gemm_params<T> p, std::int64_t tiles_m,
+__global__ void __launch_bounds__(S::threads, 2) gemm_kernel(gemm_params<T> p, std::int64_t tiles_m,
                                                           std::int64_t tiles_n) {
     static_assert(S::stages == 2, "gemm_kernel: the loop below is written for two stages");
     __shared__ alignas(32) T smem[S::stages * S::stage];

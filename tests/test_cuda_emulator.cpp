@@ -270,8 +270,10 @@ TEST_CASE("emulated gemm kernel, small tile, matches the cpu gemm in fp32 and fp
 
 namespace {
 /// Runs gemv_kernel's phases: per chunk of k, every warp's lanes load their
-/// weights, barrier, every thread stages the batch rows, barrier, every lane
-/// accumulates; then each warp's lanes are summed (the shuffle) and stored.
+/// weights (the kernel asks for them one chunk early, into the other of two
+/// register buffers: the same values), barrier, every thread stages the batch
+/// rows, barrier, every lane accumulates; then each warp's lanes are summed
+/// (the shuffle) and stored.
 template <class G, class T>
 void emulate_gemv(const cu::gemm_params<T>& p) {
     const std::int64_t blocks = (p.n + G::features - 1) / G::features;

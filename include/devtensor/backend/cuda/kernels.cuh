@@ -87,6 +87,20 @@ __global__ void __launch_bounds__(S::threads, 2) gemm_kernel(gemm_params<T> p, s
     gemm_store_phase<S>(p, tile_m, tile_n, t, acc);
 }
 
+/// One chunk of gemv_kernel: the next chunk's weights are requested first, so
+/// two chunks' loads are in flight while this one is staged and summed.
+template <class G, class T>
+__device__ void gemv_chunk(const gemm_params<T>& p, std::int64_t feature0, std::int64_t k0, int t,
+                           T* xs, const gemv_weights<G, T>& current, gemv_weights<G, T>& next,
+                           T (&acc)[G::rows][G::m]) {
+    const int lane = t % G::lanes;
+    if (k0 + G::kc < p.k) gemv_weight_phase<G>(p, feature0, k0 + G::kc, lane, next);
+    __syncthreads();  // the previous chunk is consumed
+    gemv_stage_phase<G>(p, k0, t, xs);
+    __syncthreads();
+    gemv_accumulate_phase<G>(lane, current, xs, acc);
+}
+
 /// linear for m <= G::m: each warp owns G::rows output features.
 template <class G, class T>
 __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
@@ -94,13 +108,11 @@ __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
     const int t = static_cast<int>(threadIdx.x), lane = t % G::lanes;
     const std::int64_t feature0 = std::int64_t{blockIdx.x} * G::features + t / G::lanes * G::rows;
     T acc[G::rows][G::m] = {};
-    for (std::int64_t k0 = 0; k0 < p.k; k0 += G::kc) {
-        gemv_weights<G, T> w;
-        gemv_weight_phase<G>(p, feature0, k0, lane, w);
-        __syncthreads();  // the previous chunk is consumed
-        gemv_stage_phase<G>(p, k0, t, xs);
-        __syncthreads();
-        gemv_accumulate_phase<G>(lane, w, xs, acc);
+    gemv_weights<G, T> even, odd;  // two named buffers: an index would put them in local memory
+    if (p.k > 0) gemv_weight_phase<G>(p, feature0, 0, lane, even);
+    for (std::int64_t k0 = 0; k0 < p.k; k0 += 2 * G::kc) {
+        gemv_chunk<G>(p, feature0, k0, t, xs, even, odd, acc);
+        if (k0 + G::kc < p.k) gemv_chunk<G>(p, feature0, k0 + G::kc, t, xs, odd, even, acc);
     }
     DEVTENSOR_DEVICE_UNROLL  // acc is indexed by constants only: it stays in registers
     for (int r = 0; r < G::rows; ++r)

@@ -261,6 +261,26 @@ TEST_CASE("emulated gemm kernel, large fp32 tile, matches the cpu gemm for sizes
     check_gemm_tile<cu::gemm_tile_large, float>({{1, 1, 1}, {129, 130, 33}, {5, 66, 16}, {130, 4, 0}});
 }
 
+TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries") {
+    // One element past a 16-byte boundary: 16-byte copies are refused for such rows, and a
+    // zero-filled copy must still name an aligned source (the emulator's cp.async checks).
+    const auto run = [](auto zero, std::int64_t m, std::int64_t n, std::int64_t k) {
+        using T = decltype(zero);
+        CAPTURE(sizeof(T));
+        CAPTURE(n);
+        const auto a = dt::rand<T>({m, k}), b = dt::rand<T>({k, n}), bias = dt::rand<T>({n});
+        shifted<T> sa(m * k, 1), sb(k * n, 1), sc(m * n, 1);
+        std::copy(a.data(), a.data() + m * k, sa.data);
+        std::copy(b.data(), b.data() + k * n, sb.data);
+        emulate_gemm<cu::gemm_tile_small>(cu::gemm_params<T>{m, n, k, sa.data, k, 1, sb.data, n, 1, sc.data, n, bias.data()});
+        check_close(values_of(sc.data, m * n), (dt::matmul(a, b) + bias).to_vector());
+    };
+    for (const std::int64_t n : {4, 5, 66}) {
+        run(0.f, 9, n, 21);
+        run(0.0, 9, n, 21);
+    }
+}
+
 TEST_CASE("emulated gemm kernel, small tile, matches the cpu gemm in fp32 and fp64") {
     const std::vector<mnk> cases = {{1, 1, 1},    {7, 7, 7},     {33, 65, 17}, {64, 64, 16},
                                     {100, 3, 70}, {3, 130, 31},  {129, 1, 2},  {5, 4, 0}, {65, 68, 48}};
@@ -338,10 +358,14 @@ TEST_CASE("emulated small-batch linear (gemv kernel) matches the cpu linear") {
 
 TEST_CASE("launch plan: grids fill one wave, 32-bit indices where they fit, a kernel per gemm shape") {
     const cu::device_shape h200{132, 2048};
-    CHECK(cu::elementwise_blocks(h200, 1) == 1);
-    CHECK(cu::elementwise_blocks(h200, 257) == 2);
-    CHECK(cu::elementwise_blocks(h200, std::int64_t{1} << 40) == 132 * 8);  // one resident wave
-    CHECK(cu::elementwise_blocks(cu::device_shape{}, 1000) == 1);           // never an empty grid
+    const std::int64_t limit = cu::resident_limit(h200);  // 8 blocks of 256 on each
+    CHECK(limit == 132 * 8);
+    CHECK(cu::elementwise_blocks(1, limit) == 1);
+    CHECK(cu::elementwise_blocks(257, limit) == 2);
+    CHECK(cu::elementwise_blocks(std::int64_t{1} << 40, limit) == limit);    // one resident wave
+    CHECK(cu::elementwise_blocks(std::int64_t{1} << 40, 132 * 6) == 132 * 6);  // as registers allow
+    CHECK(cu::elementwise_blocks(1000, 0) == 1);                             // never an empty grid
+    CHECK(cu::resident_limit(cu::device_shape{}) == 1);
 
     CHECK(cu::index_fits_int32(std::int64_t{1} << 30, 132 * 8));
     CHECK_FALSE(cu::index_fits_int32(std::numeric_limits<std::int32_t>::max() - 1000, 132 * 8));

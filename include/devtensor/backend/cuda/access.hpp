@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #if defined(__CUDA_ARCH__)
 #  define DEVTENSOR_DEVICE_UNROLL _Pragma("unroll")
@@ -93,7 +95,9 @@ DEVTENSOR_HOST_DEVICE inline void async_copy(void* dst, const void* src, int val
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
     for (int i = 0; i < Bytes; ++i) d[i] = i < valid ? s[i] : 0;
-#else
+#else  // the emulator: also enforce cp.async's rule that both addresses are aligned to the copy
+    if (reinterpret_cast<std::uintptr_t>(dst) % Bytes != 0 || reinterpret_cast<std::uintptr_t>(src) % Bytes != 0)
+        throw std::logic_error("cp.async of " + std::to_string(Bytes) + " bytes from a misaligned address");
     if (valid > 0) std::memcpy(dst, src, static_cast<std::size_t>(valid));
     std::memset(static_cast<unsigned char*>(dst) + valid, 0, static_cast<std::size_t>(Bytes - valid));
 #endif

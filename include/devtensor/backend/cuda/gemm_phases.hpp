@@ -86,10 +86,24 @@ template <int BX, int BK, int LD, int THREADS, class T>
 DEVTENSOR_HOST_DEVICE inline void copy_panel(const gemm_operand<T>& g, std::int64_t x0,
                                              std::int64_t k0, int t, T* s) {
     constexpr int runs = BX * BK / 4;
-    for (int r = t; r < runs; r += THREADS) {
-        if (g.sk == 1) {  // neighbouring threads read neighbouring k of one row: coalesced
-            const int x = r / (BK / 4), kk = r % (BK / 4) * 4;
-            for (int e = 0; e < 4; ++e) copy_element(s + (kk + e) * LD + x, g, k0 + kk + e, x0 + x);
+    static_assert(runs % THREADS == 0 && BX % 16 == 0 && BK % 8 == 0, "copy_panel: whole runs per thread");
+#if defined(__CUDA_ARCH__)
+#  pragma unroll 1
+#endif
+    for (int j = 0; j < runs / THREADS; ++j) {
+        const int r = t + j * THREADS;
+        if (g.sk == 1) {
+            // A warp takes 16 neighbouring x and 2 runs of k: each of its 4-byte copies
+            // lands in 32 different banks (LD = 4 mod 32), and each row's reads are coalesced.
+            const int w = r / 32, l = r % 32;
+            const int x = w % (BX / 16) * 16 + l % 16, kk = (w / (BX / 16) * 2 + l / 16) * 4;
+            const std::int64_t gx = x0 + x, gk = k0 + kk;
+            const T* src = g.base + gx * g.sx + gk;
+            for (int e = 0; e < 4; ++e) {
+                const bool inside = gx < g.extent && gk + e < g.depth;
+                async_copy<sizeof(T)>(s + (kk + e) * LD + x, inside ? src + e : g.base,
+                                      inside ? static_cast<int>(sizeof(T)) : 0);
+            }
             continue;
         }
         const int kk = r / (BX / 4), x = r % (BX / 4) * 4;
@@ -100,7 +114,7 @@ DEVTENSOR_HOST_DEVICE inline void copy_panel(const gemm_operand<T>& g, std::int6
             for (int e = 0; e < 4; e += per_copy) {
                 const std::int64_t left = g.extent - gx - e;  // elements inside the matrix
                 const int valid = left <= 0 ? 0 : left >= per_copy ? 16 : static_cast<int>(left * sizeof(T));
-                async_copy<16>(s + kk * LD + x + e, valid ? src + e : g.base, valid);
+                async_copy<16>(s + kk * LD + x + e, valid ? src + e : src, valid);  // src: aligned, readable
             }
         } else {
             for (int e = 0; e < 4; ++e) copy_element(s + kk * LD + x + e, g, gk, gx + e);
@@ -213,16 +227,29 @@ DEVTENSOR_HOST_DEVICE inline pack<T, L> load_row_pack(const T* row, std::int64_t
     return r;
 }
 
-/// Thread `t` copies batch rows [0, M) x k [k0, k0 + kc) of A into xs[i][kk], zero outside.
+/// Thread `t` copies batch rows [0, M) x k [k0, k0 + kc) of A into xs[i][kk],
+/// zero outside, with cp.async (the caller commits and waits): 16 bytes per
+/// copy where A's rows are contiguous and aligned, else one element per copy.
 template <class G, class T>
 DEVTENSOR_HOST_DEVICE inline void gemv_stage_phase(const gemm_params<T>& p, std::int64_t k0, int t,
                                                    T* xs) {
     constexpr int packs = G::m * G::kc / G::width;
+    const bool whole_packs = p.a_col == 1 && p.a_row % G::width == 0 && aligned16(p.a);
     for (int e = t; e < packs; e += G::threads) {
         const int i = e / (G::kc / G::width), kk = e % (G::kc / G::width) * G::width;
-        const pack<T, G::width> v = i < p.m ? load_row_pack<G::width>(p.a + i * p.a_row, p.a_col, k0 + kk, p.k)
-                                           : pack<T, G::width>{};
-        store_pack<G::width>(xs + i * G::kc + kk, v);
+        const std::int64_t k = k0 + kk;
+        T* dst = xs + i * G::kc + kk;
+        if (whole_packs) {  // p.a: an aligned, readable source for what is all zero
+            const std::int64_t left = i < p.m ? p.k - k : 0;
+            const int valid = left <= 0 ? 0 : left >= G::width ? 16 : static_cast<int>(left * sizeof(T));
+            async_copy<16>(dst, valid ? p.a + i * p.a_row + k : p.a, valid);
+        } else {
+            for (int v = 0; v < G::width; ++v) {
+                const bool inside = i < p.m && k + v < p.k;
+                async_copy<sizeof(T)>(dst + v, inside ? p.a + i * p.a_row + (k + v) * p.a_col : p.a,
+                                      inside ? static_cast<int>(sizeof(T)) : 0);
+            }
+        }
     }
 }
 

@@ -97,6 +97,8 @@ __device__ void gemv_chunk(const gemm_params<T>& p, std::int64_t feature0, std::
     if (k0 + G::kc < p.k) gemv_weight_phase<G>(p, feature0, k0 + G::kc, lane, next);
     __syncthreads();  // the previous chunk is consumed
     gemv_stage_phase<G>(p, k0, t, xs);
+    async_commit();
+    async_wait<0>();
     __syncthreads();
     gemv_accumulate_phase<G>(lane, current, xs, acc);
 }
@@ -140,8 +142,18 @@ inline const device_shape& shape_of(int ordinal) {
     return s;
 }
 
-inline std::int64_t elementwise_blocks(int ordinal, std::int64_t work) {
-    return elementwise_blocks(shape_of(ordinal), work);
+/// Blocks of `Kernel` (elementwise_threads each) resident on all of device
+/// `ordinal`'s multiprocessors at once, as its registers allow; asked once.
+template <auto Kernel>
+std::int64_t resident_blocks(int ordinal) {
+    static std::array<int, DEVTENSOR_MAX_CUDA_DEVICES> per_multiprocessor{};
+    static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
+    std::call_once(once[static_cast<std::size_t>(ordinal)], [ordinal] {
+        detail::cudart::device_guard guard(ordinal);
+        DEVTENSOR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_multiprocessor[static_cast<std::size_t>(ordinal)], Kernel, elementwise_threads, 0));
+    });
+    return std::int64_t{per_multiprocessor[static_cast<std::size_t>(ordinal)]} * shape_of(ordinal).multiprocessors;
 }
 
 /// Launches on device `ordinal`'s stream and checks the launch.
@@ -152,32 +164,38 @@ void launch(int ordinal, dim3 grid, dim3 block, Kernel kernel, Args... args) {
     DEVTENSOR_CUDA_CHECK(cudaGetLastError());
 }
 
-/// Calls run(I{}) with the index type: std::int32_t where it fits, else std::int64_t.
+/// A grid-stride `Kernel` over `work` items, one resident wave at most.
+template <auto Kernel, class... Args>
+void launch_elementwise(int ordinal, std::int64_t work, Args... args) {
+    const std::int64_t blocks = elementwise_blocks(work, resident_blocks<Kernel>(ordinal));
+    launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, Kernel, args...);
+}
+
+/// Calls run(I{}) with the index type for n elements: std::int32_t where it
+/// fits for any grid the device can hold, else std::int64_t.
 template <class Run>
-void with_index_type(std::int64_t n, std::int64_t blocks, Run run) {
-    if (index_fits_int32(n, blocks)) run(std::int32_t{});
+void with_index_type(int ordinal, std::int64_t n, Run run) {
+    if (index_fits_int32(n, resident_limit(shape_of(ordinal)))) run(std::int32_t{});
     else run(std::int64_t{});
 }
 
 template <class T>
 void fill(int ordinal, T* out, std::int64_t n, T value) {
     if (n == 0) return;
-    const std::int64_t blocks = elementwise_blocks(ordinal, (n + pack16<T> - 1) / pack16<T>);
-    with_index_type(n, blocks, [&](auto index) {
+    with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, fill_kernel<T, I>, out,
-               static_cast<I>(n), value);
+        launch_elementwise<fill_kernel<T, I>>(ordinal, (n + pack16<T> - 1) / pack16<T>, out,
+                                             static_cast<I>(n), value);
     });
 }
 
 template <class T>
 void add(int ordinal, const T* a, const T* b, T* out, std::int64_t n) {
     if (n == 0) return;
-    const std::int64_t blocks = elementwise_blocks(ordinal, (n + pack16<T> - 1) / pack16<T>);
-    with_index_type(n, blocks, [&](auto index) {
+    with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, add_kernel<T, I>, a, b,
-               out, static_cast<I>(n));
+        launch_elementwise<add_kernel<T, I>>(ordinal, (n + pack16<T> - 1) / pack16<T>, a, b, out,
+                                            static_cast<I>(n));
     });
 }
 
@@ -187,31 +205,26 @@ template <class T>
 void add_broadcast(int ordinal, const T* a, const T* b, T* out, std::int64_t n,
                    const detail::broadcast_strides& s) {
     if (n == 0) return;
-    if (const detail::repeat_pattern r = detail::find_repeat(s); r.period > 0) {
-        const T* full = r.b_repeats ? a : b;
-        const T* repeating = r.b_repeats ? b : a;
-        const std::int64_t blocks = elementwise_blocks(ordinal, (n + pack16<T> - 1) / pack16<T>);
-        with_index_type(n, blocks, [&](auto index) {
-            using I = decltype(index);
-            launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads,
-                   add_repeat_kernel<T, I>, full, repeating, out, static_cast<I>(n),
-                   static_cast<I>(r.period));
-        });
-        return;
-    }
-    launch(ordinal, dim3(static_cast<unsigned>(elementwise_blocks(ordinal, n))), elementwise_threads,
-           add_broadcast_kernel<T>, a, b, out, n, s);
+    const detail::repeat_pattern r = detail::find_repeat(s);
+    if (r.period == 0) return launch_elementwise<add_broadcast_kernel<T>>(ordinal, n, a, b, out, n, s);
+    const T* full = r.b_repeats ? a : b;
+    const T* repeating = r.b_repeats ? b : a;
+    with_index_type(ordinal, n, [&](auto index) {
+        using I = decltype(index);
+        launch_elementwise<add_repeat_kernel<T, I>>(ordinal, (n + pack16<T> - 1) / pack16<T>, full,
+                                                   repeating, out, static_cast<I>(n),
+                                                   static_cast<I>(r.period));
+    });
 }
 
 template <class T>
 void uniform(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
     if (n == 0) return;
     constexpr int per_block = detail::elements_per_philox_block<T>;
-    const std::int64_t blocks = elementwise_blocks(ordinal, (n + per_block - 1) / per_block);
-    with_index_type(n, blocks, [&](auto index) {
+    with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, uniform_kernel<T, I>,
-               out, static_cast<I>(n), seed, first_block);
+        launch_elementwise<uniform_kernel<T, I>>(ordinal, (n + per_block - 1) / per_block, out,
+                                                static_cast<I>(n), seed, first_block);
     });
 }
 

@@ -22,15 +22,20 @@ struct device_shape {
     int threads_per_multiprocessor = 0;
 };
 
-/// Blocks for a grid-stride loop over `work` items: one thread per item up to
-/// one full wave of resident threads on every multiprocessor, no more.
-inline std::int64_t elementwise_blocks(const device_shape& d, std::int64_t work) {
-    const std::int64_t wanted = (work + elementwise_threads - 1) / elementwise_threads;
-    const std::int64_t wave = std::int64_t{d.multiprocessors} * d.threads_per_multiprocessor / elementwise_threads;
-    return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(wave, 1));
+/// The most blocks of elementwise_threads that can be resident on the device at once.
+inline std::int64_t resident_limit(const device_shape& d) {
+    return std::max<std::int64_t>(std::int64_t{d.multiprocessors} * d.threads_per_multiprocessor / elementwise_threads, 1);
 }
 
-/// Whether every index a grid-stride loop over n elements with `blocks`
+/// Blocks for a grid-stride loop over `work` items: one thread per item up to
+/// one wave of the blocks that fit (`resident`: multiprocessors times what the
+/// kernel's registers allow on each), no more.
+inline std::int64_t elementwise_blocks(std::int64_t work, std::int64_t resident) {
+    const std::int64_t wanted = (work + elementwise_threads - 1) / elementwise_threads;
+    return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(resident, 1));
+}
+
+/// Whether every index a grid-stride loop over n elements with up to `blocks`
 /// blocks forms (up to an unrolled round past the end) fits in 32 bits.
 inline bool index_fits_int32(std::int64_t n, std::int64_t blocks) {
     return n + (elementwise_unroll + 1) * blocks * elementwise_threads <=

@@ -226,8 +226,9 @@ void check_close(const std::vector<T>& got, const std::vector<T>& expected) {
     for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == doctest::Approx(expected[i]).epsilon(1e-5));
 }
 
-/// matmul (B n-contiguous: 16-byte copies where aligned) and linear (B
-/// transposed) through tile S, C packed or with a padded, misaligned row stride.
+/// matmul (B n-contiguous: 16-byte copies where aligned), linear (B
+/// transposed) and a column-major A through tile S, C packed or with a padded,
+/// misaligned row stride.
 template <class S, class T>
 void check_gemm_tile(const std::vector<mnk>& cases) {
     dt::generator gen(4);
@@ -244,6 +245,11 @@ void check_gemm_tile(const std::vector<mnk>& cases) {
         check_close(c, dt::matmul(a, b).to_vector());
         emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, w.data(), 1, k, c.data(), n, bias.data()});
         check_close(c, dt::linear(a, w, bias).to_vector());
+        std::vector<T> a_columns(static_cast<std::size_t>(m * k));  // A column-major: copies along m
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t p = 0; p < k; ++p) a_columns[static_cast<std::size_t>(p * m + i)] = a.data()[i * k + p];
+        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a_columns.data(), 1, m, b.data(), n, 1, c.data(), n, nullptr});
+        check_close(c, dt::matmul(a, b).to_vector());
         const std::int64_t ldc = n + 1;  // C rows not 16-byte aligned: scalar stores
         std::vector<T> padded(static_cast<std::size_t>(m * ldc), T{-1});
         emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, b.data(), n, 1, padded.data(), ldc, bias.data()});

@@ -103,6 +103,19 @@ DEVTENSOR_HOST_DEVICE inline void async_copy(void* dst, const void* src, int val
 #endif
 }
 
+/// One element into shared `dst`: *src where `inside`, else zero (`outside_src`:
+/// any readable address aligned for T, since cp.async names one even then).
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void async_copy_element(T* dst, const T* src, bool inside, const T* outside_src) {
+    async_copy<sizeof(T)>(dst, inside ? src : outside_src, inside ? static_cast<int>(sizeof(T)) : 0);
+}
+
+/// The valid bytes of a 16-byte copy of T when `left` of its elements lie inside the matrix.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline int valid_bytes16(std::int64_t left) {
+    return left <= 0 ? 0 : left >= pack16<T> ? 16 : static_cast<int>(left * static_cast<std::int64_t>(sizeof(T)));
+}
+
 /// Closes the group of copies issued since the last commit.
 DEVTENSOR_HOST_DEVICE inline void async_commit() {
 #if DEVTENSOR_CP_ASYNC

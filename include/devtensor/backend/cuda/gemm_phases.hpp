@@ -73,9 +73,7 @@ struct gemm_operand {
 template <class T>
 DEVTENSOR_HOST_DEVICE inline void copy_element(T* dst, const gemm_operand<T>& g, std::int64_t k,
                                                std::int64_t x) {
-    const bool inside = k < g.depth && x < g.extent;
-    async_copy<sizeof(T)>(dst, inside ? g.base + k * g.sk + x * g.sx : g.base,
-                          inside ? static_cast<int>(sizeof(T)) : 0);
+    async_copy_element(dst, g.base + k * g.sk + x * g.sx, k < g.depth && x < g.extent, g.base);
 }
 
 /// Copies the BK x BX panel at (k0, x0) of one operand into shared `s[k][x]`
@@ -99,11 +97,8 @@ DEVTENSOR_HOST_DEVICE inline void copy_panel(const gemm_operand<T>& g, std::int6
             const int x = w % (BX / 16) * 16 + l % 16, kk = (w / (BX / 16) * 2 + l / 16) * 4;
             const std::int64_t gx = x0 + x, gk = k0 + kk;
             const T* src = g.base + gx * g.sx + gk;
-            for (int e = 0; e < 4; ++e) {
-                const bool inside = gx < g.extent && gk + e < g.depth;
-                async_copy<sizeof(T)>(s + (kk + e) * LD + x, inside ? src + e : g.base,
-                                      inside ? static_cast<int>(sizeof(T)) : 0);
-            }
+            for (int e = 0; e < 4; ++e)
+                async_copy_element(s + (kk + e) * LD + x, src + e, gx < g.extent && gk + e < g.depth, g.base);
             continue;
         }
         const int kk = r / (BX / 4), x = r % (BX / 4) * 4;
@@ -112,8 +107,7 @@ DEVTENSOR_HOST_DEVICE inline void copy_panel(const gemm_operand<T>& g, std::int6
         if (g.sx == 1 && gk < g.depth && gx < g.extent && aligned16(src)) {
             constexpr int per_copy = pack16<T>;
             for (int e = 0; e < 4; e += per_copy) {
-                const std::int64_t left = g.extent - gx - e;  // elements inside the matrix
-                const int valid = left <= 0 ? 0 : left >= per_copy ? 16 : static_cast<int>(left * sizeof(T));
+                const int valid = valid_bytes16<T>(g.extent - gx - e);
                 async_copy<16>(s + kk * LD + x + e, valid ? src + e : src, valid);  // src: aligned, readable
             }
         } else {
@@ -240,15 +234,11 @@ DEVTENSOR_HOST_DEVICE inline void gemv_stage_phase(const gemm_params<T>& p, std:
         const std::int64_t k = k0 + kk;
         T* dst = xs + i * G::kc + kk;
         if (whole_packs) {  // p.a: an aligned, readable source for what is all zero
-            const std::int64_t left = i < p.m ? p.k - k : 0;
-            const int valid = left <= 0 ? 0 : left >= G::width ? 16 : static_cast<int>(left * sizeof(T));
+            const int valid = valid_bytes16<T>(i < p.m ? p.k - k : 0);
             async_copy<16>(dst, valid ? p.a + i * p.a_row + k : p.a, valid);
         } else {
-            for (int v = 0; v < G::width; ++v) {
-                const bool inside = i < p.m && k + v < p.k;
-                async_copy<sizeof(T)>(dst + v, inside ? p.a + i * p.a_row + (k + v) * p.a_col : p.a,
-                                      inside ? static_cast<int>(sizeof(T)) : 0);
-            }
+            for (int v = 0; v < G::width; ++v)
+                async_copy_element(dst + v, p.a + i * p.a_row + (k + v) * p.a_col, i < p.m && k + v < p.k, p.a);
         }
     }
 }

@@ -13,7 +13,6 @@
 #include <devtensor/backend/cuda/runtime.hpp>
 #include <devtensor/error.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -171,6 +170,12 @@ void launch_elementwise(int ordinal, std::int64_t work, Args... args) {
     launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, Kernel, args...);
 }
 
+/// 16-byte packs (the last one partial) in n elements of T.
+template <class T>
+std::int64_t packs_of(std::int64_t n) {
+    return (n + pack16<T> - 1) / pack16<T>;
+}
+
 /// Calls run(I{}) with the index type for n elements: std::int32_t where it
 /// fits for any grid the device can hold, else std::int64_t.
 template <class Run>
@@ -184,7 +189,7 @@ void fill(int ordinal, T* out, std::int64_t n, T value) {
     if (n == 0) return;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<fill_kernel<T, I>>(ordinal, (n + pack16<T> - 1) / pack16<T>, out,
+        launch_elementwise<fill_kernel<T, I>>(ordinal, packs_of<T>(n), out,
                                              static_cast<I>(n), value);
     });
 }
@@ -194,7 +199,7 @@ void add(int ordinal, const T* a, const T* b, T* out, std::int64_t n) {
     if (n == 0) return;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<add_kernel<T, I>>(ordinal, (n + pack16<T> - 1) / pack16<T>, a, b, out,
+        launch_elementwise<add_kernel<T, I>>(ordinal, packs_of<T>(n), a, b, out,
                                             static_cast<I>(n));
     });
 }
@@ -211,7 +216,7 @@ void add_broadcast(int ordinal, const T* a, const T* b, T* out, std::int64_t n,
     const T* repeating = r.b_repeats ? b : a;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<add_repeat_kernel<T, I>>(ordinal, (n + pack16<T> - 1) / pack16<T>, full,
+        launch_elementwise<add_repeat_kernel<T, I>>(ordinal, packs_of<T>(n), full,
                                                    repeating, out, static_cast<I>(n),
                                                    static_cast<I>(r.period));
     });

@@ -1,8 +1,11 @@
-"""Conan 2 recipe for devtensor: a header-only package (one package for every
-configuration: package_id is cleared) made by devtensor's own CMake install, so
-Conan users get the same find_package(devtensor CONFIG) package, with
-devtensor::devtensor and (where a CUDA toolkit is found) devtensor::cuda, and
-the same devtensor.pc, as users of `cmake --install`.
+"""Conan 2 recipe for devtensor: a header-only package made by devtensor's own
+CMake install, so Conan users get the same find_package(devtensor CONFIG)
+package and the same devtensor.pc as users of `cmake --install`. One package for
+every configuration (package_id is cleared), honestly: the install is the same
+on every machine, with or without a CUDA toolkit. devtensor::devtensor is always
+defined; devtensor::cuda's config file is always in the package, and the target
+is defined where the consumer's find_package(CUDAToolkit) succeeds. The
+LICENSE (Apache-2.0) is in the package's licenses/ folder.
 
     conan create . -s compiler.cppstd=20     # tested by scripts/test-packaging.sh
 """
@@ -12,17 +15,18 @@ import re
 from conan import ConanFile
 from conan.tools.build import check_min_cppstd
 from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
-from conan.tools.files import load
+from conan.tools.files import copy, load
 
 
 class DevtensorConan(ConanFile):
     name = "devtensor"
+    license = "Apache-2.0"
     description = "Header-only C++20 tensors and a small nn layer on the CPU and NVIDIA GPUs"
     topics = ("tensor", "cuda", "gpu", "header-only", "deep-learning")
     package_type = "header-library"
     # only to check the C++ standard (validate) and to run CMake's install; cleared in package_id
     settings = "os", "arch", "compiler", "build_type"
-    exports_sources = "CMakeLists.txt", "cmake/*", "include/*"
+    exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
     no_copy_source = True
 
     def set_version(self):
@@ -37,7 +41,7 @@ class DevtensorConan(ConanFile):
         check_min_cppstd(self, 20)
 
     def package_id(self):
-        self.info.clear()  # header-only: the same package for every setting
+        self.info.clear()  # header-only, and the same files on every machine, CUDA toolkit or not
 
     def generate(self):
         tc = CMakeToolchain(self)
@@ -52,7 +56,8 @@ class DevtensorConan(ConanFile):
         cmake.configure()  # nothing to compile: configure so that package() can install
 
     def package(self):
-        CMake(self).install()
+        CMake(self).install()  # LICENSE included, in share/doc/devtensor
+        copy(self, "LICENSE", src=self.source_folder, dst=os.path.join(self.package_folder, "licenses"))
 
     def package_info(self):
         self.cpp_info.bindirs = []

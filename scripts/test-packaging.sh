@@ -4,7 +4,10 @@
 # no dependencies). Conan lives in a virtual environment and a CONAN_HOME of
 # its own under the build folder, so ~/.conan2 is never touched.
 # Exit 0 when it passes, or (with a message) when PyPI cannot be reached to
-# install Conan; non-zero when it fails. The vcpkg port is not tested (no vcpkg).
+# install Conan; non-zero when it fails. test_package also checks that the package
+# holds the LICENSE (licenses/) and devtensorCudaTargets.cmake. The vcpkg port
+# (ports/devtensor) is not tested: vcpkg cannot be installed from the package
+# registries here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -58,5 +61,7 @@ cp -r test_package "$work/test_package"
 # devtensor needs C++20; the detected profile says gnu17 for GCC 12
 "$conan" create . --build=missing -s compiler.cppstd=20 --test-folder "$work/test_package" >>"$log" 2>&1 ||
   fail "conan create ."
+grep -q "devtensor package: LICENSE and devtensorCudaTargets.cmake present" "$log" ||
+  fail "test_package did not check the package's files"
 grep -q "devtensor 0\.[0-9.]* from Conan" "$log" || fail "test_package did not run"
-echo "packaging: conan create . passed ($("$conan" --version), $((SECONDS - start)) s); vcpkg port untested"
+echo "packaging: conan create . passed ($("$conan" --version), $((SECONDS - start)) s); vcpkg port not tested (no vcpkg here)"

@@ -2,6 +2,7 @@
 import os
 
 from conan import ConanFile
+from conan.errors import ConanException
 from conan.tools.build import can_run
 from conan.tools.cmake import CMake, cmake_layout
 
@@ -22,5 +23,12 @@ class DevtensorTestConan(ConanFile):
         cmake.build()
 
     def test(self):
+        # every package holds the LICENSE and devtensor::cuda's config file (CUDA toolkit or not)
+        package = self.dependencies[self.tested_reference_str].package_folder
+        for path in ("licenses/LICENSE", "share/doc/devtensor/LICENSE",
+                     "share/cmake/devtensor/devtensorCudaTargets.cmake"):
+            if not os.path.isfile(os.path.join(package, path)):
+                raise ConanException(f"the devtensor package has no {path} ({package})")
+        self.output.info("devtensor package: LICENSE and devtensorCudaTargets.cmake present")
         if can_run(self):
             self.run(os.path.join(self.cpp.build.bindir, "test_package"), env="conanrun")

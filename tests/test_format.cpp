@@ -205,3 +205,172 @@ TEST_CASE("format: operator<< and run-time device handles") {
     CHECK(to_string(t) == os.str());
     CHECK(to_string(tensor<float>()) == "[ Tensor (undefined) ]");
 }
+
+namespace {
+
+// What a counting fetch saw: it reads no memory, it writes each element's own row-major
+// offset, so the gathered array says where every shown value came from.
+struct fetch_log {
+    std::int64_t calls = 0;
+    std::int64_t elements = 0;
+    bool in_range = true;
+};
+
+detail::shown_values<std::int64_t> gather_offsets(const shape& s, fetch_log& log) {
+    return detail::gather_shown<std::int64_t>(
+        s, [&](std::int64_t first, std::int64_t count, std::int64_t* dst) {
+            ++log.calls;
+            log.elements += count;
+            if (count <= 0 || first < 0 || first + count > s.numel()) log.in_range = false;
+            for (std::int64_t i = 0; i < count; ++i) dst[i] = first + i;
+        });
+}
+
+// The row-major offsets PyTorch prints for shape `s` (summarised: the first and last 3
+// indices of each dimension longer than 6), in print order; written out independently.
+std::vector<std::int64_t> expected_offsets(const shape& s) {
+    std::vector<std::int64_t> offsets{0};
+    for (const std::int64_t n : s) {
+        std::vector<std::int64_t> kept;
+        for (std::int64_t i = 0; i < n; ++i)
+            if (s.numel() <= 1000 || n <= 6 || i < 3 || i >= n - 3) kept.push_back(i);
+        std::vector<std::int64_t> next;
+        for (const std::int64_t o : offsets)
+            for (const std::int64_t i : kept) next.push_back(o * n + i);
+        offsets = next;
+    }
+    return offsets;
+}
+
+std::vector<std::int64_t> as_vector(const detail::shown_values<std::int64_t>& v) {
+    const auto span = v.values();
+    return {span.begin(), span.end()};
+}
+
+// A CPU tensor of shape `s` holding f(i) at row-major offset i, filled through data().
+template <class T, class F>
+tensor<T> filled(const shape& s, F f) {
+    auto t = empty<T>(s);
+    for (std::int64_t i = 0; i < s.numel(); ++i) t.data()[i] = f(i);
+    return t;
+}
+
+// to_string (which copies only the shown elements) against format_tensor of all of them.
+template <class T>
+void check_paths_agree(const tensor<T>& t) {
+    INFO("shape ", t.shape());
+    CHECK(to_string(t) == detail::format_tensor(t.to_vector(), t.shape(), "cpu"));
+    const tensor<T, device> runtime = t;
+    CHECK(to_string(runtime) == to_string(t));
+}
+
+}  // namespace
+
+TEST_CASE("format: a summarised tensor fetches only the elements it prints") {
+    SUBCASE("[50'000'000]: 6 elements, in two runs") {
+        fetch_log log;
+        const auto shown = gather_offsets({50'000'000}, log);
+        CHECK(shown.dims == shape{6});
+        CHECK(log.in_range);
+        CHECK(log.elements == 6);
+        CHECK(log.calls == 2);
+        CHECK(as_vector(shown) ==
+              std::vector<std::int64_t>{0, 1, 2, 49'999'997, 49'999'998, 49'999'999});
+    }
+    SUBCASE("[3000, 4000]: 36 elements; a row's end and the next row's start are one run") {
+        fetch_log log;
+        const shape s{3000, 4000};
+        const auto shown = gather_offsets(s, log);
+        CHECK(shown.dims == shape{6, 6});
+        CHECK(log.in_range);
+        CHECK(log.elements == 36);
+        // [0, 3), [3997, 4003), [7997, 8003), [11997, 12000), and the same at the end.
+        CHECK(log.calls == 8);
+        CHECK(as_vector(shown) == expected_offsets(s));
+        CHECK(as_vector(shown)[7] == 4001);
+        CHECK(as_vector(shown)[35] == 3000 * 4000 - 1);
+    }
+    SUBCASE("rank 8, dimensions of 1, 2, 6, 7 and more") {
+        fetch_log log;
+        const shape s{2, 7, 3, 100, 1, 6, 9, 1000};
+        const auto shown = gather_offsets(s, log);
+        CHECK(shown.dims == shape{2, 6, 3, 6, 1, 6, 6, 6});
+        CHECK(log.in_range);
+        CHECK(log.elements == shown.dims.numel());
+        CHECK(log.elements == 46'656);
+        CHECK(as_vector(shown) == expected_offsets(s));
+    }
+    SUBCASE("rows that touch are fetched as one run") {
+        fetch_log log;
+        const shape s{3000, 4};  // rows 0-2 and 2997-2999 are two contiguous blocks
+        const auto shown = gather_offsets(s, log);
+        CHECK(shown.dims == shape{6, 4});
+        CHECK(log.elements == 24);
+        CHECK(log.calls == 2);
+        CHECK(as_vector(shown) == expected_offsets(s));
+    }
+    SUBCASE("not summarised: everything, in one call") {
+        for (const shape& s : {shape{1000}, shape{10, 100}, shape{7, 7, 7}, shape{}}) {
+            INFO("shape ", s);
+            fetch_log log;
+            const auto shown = gather_offsets(s, log);
+            CHECK(shown.dims == s);
+            CHECK(log.calls == 1);
+            CHECK(log.elements == s.numel());
+            CHECK(as_vector(shown) == expected_offsets(s));
+        }
+    }
+    SUBCASE("no elements: no call") {
+        for (const shape& s : {shape{0}, shape{0, 5000}, shape{5000, 0, 3}}) {
+            fetch_log log;
+            const auto shown = gather_offsets(s, log);
+            CHECK(shown.dims.numel() == 0);
+            CHECK(log.calls == 0);
+        }
+    }
+}
+
+TEST_CASE("format: printing a large tensor copies little and prints the same") {
+    // 2'000'000 floats: to_string reads 6 of them, format_tensor is handed all of them.
+    const auto big = filled<float>({2'000'000}, [](std::int64_t i) {
+        return static_cast<float>(i % 1000) * 0.37f - 50.0f;
+    });
+    check_paths_agree(big);
+    CHECK(to_string(big) ==
+          "tensor([-50.0000, -49.6300, -49.2600,  ..., 318.8900, 319.2600, 319.6300])");
+    const auto iota = [](std::int64_t i) { return static_cast<float>(i); };
+    check_paths_agree(filled<float>({1000, 2000}, iota));
+    check_paths_agree(filled<std::int64_t>({3000, 4, 5}, [](std::int64_t i) { return i * 7 - 100; }));
+    check_paths_agree(filled<bool>({40, 50, 3}, [](std::int64_t i) { return i % 3 == 1; }));
+}
+
+TEST_CASE("format: dimensions of exactly 6 and 7, summarised or not, print the same both ways") {
+    const auto value = [](std::int64_t i) { return static_cast<float>(i) * 0.5f; };
+    // [7, 7, 7] holds 343 elements, under the threshold: printed in full.
+    check_paths_agree(filled<float>({7, 7, 7}, value));
+    CHECK(to_string(filled<float>({7, 7, 7}, value)).find("...") == std::string::npos);
+    // Summarised, with dimensions of 6 (kept whole) and 7 (cut to 3 + 3).
+    for (const shape& s : {shape{1001}, shape{6, 7, 30}, shape{7, 6, 7, 7}, shape{6, 6, 6, 6},
+                           shape{1, 1001}, shape{1001, 1}, shape{7, 1, 1, 200}}) {
+        check_paths_agree(filled<float>(s, value));
+        check_paths_agree(filled<std::int64_t>(s, [](std::int64_t i) { return i; }));
+        check_paths_agree(filled<bool>(s, [](std::int64_t i) { return i % 2 == 0; }));
+    }
+    CHECK(to_string(filled<std::int64_t>({1001}, [](std::int64_t i) { return i; })) ==
+          "tensor([   0,    1,    2,  ...,  998,  999, 1000])");
+    const std::string cut = to_string(filled<std::int64_t>({6, 7, 30}, [](std::int64_t i) { return i; }));
+    CHECK(cut.find("...") != std::string::npos);
+}
+
+TEST_CASE("format: a CUDA tensor prints from the few elements it copies" *
+          doctest::skip(!devtensor::cuda_available())) {
+    const auto host = filled<float>({3000, 4000}, [](std::int64_t i) {
+        return static_cast<float>(i % 977) * 0.25f;
+    });
+    const auto gpu = host.cuda();
+    CHECK(to_string(gpu) == detail::format_tensor(host.to_vector(), host.shape(), "cuda:0"));
+    const auto flags = filled<bool>({7, 6, 7, 7}, [](std::int64_t i) { return i % 5 == 0; }).cuda();
+    CHECK(to_string(flags) == detail::format_tensor(flags.to_vector(), flags.shape(), "cuda:0"));
+    CHECK(to_string(empty<std::int32_t>({0, 3}).cuda()) ==
+          "tensor([], device='cuda:0', size=(0, 3), dtype=torch.int32)");
+}

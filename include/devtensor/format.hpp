@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -51,7 +53,7 @@ inline std::string python_format(double v, int precision, char conv) {
 template <class T>
 class formatter {
 public:
-    explicit formatter(const std::vector<T>& values) {
+    explicit formatter(std::span<const T> values) {
         if constexpr (!std::is_floating_point_v<T>) {
             for (const T v : values) width_ = std::max(width_, plain(v).size());
         } else {
@@ -103,6 +105,9 @@ private:
     std::size_t width_ = 1;
 };
 
+/// Whether a tensor of shape `s` is summarised (PyTorch: numel > threshold).
+inline bool summarized(const shape& s) noexcept { return s.numel() > print_threshold; }
+
 /// The indices of one dimension that are printed; -1 stands for the "..." gap.
 inline std::vector<std::int64_t> shown_indices(std::int64_t n, bool summarize) {
     std::vector<std::int64_t> out;
@@ -117,6 +122,16 @@ inline std::vector<std::int64_t> shown_indices(std::int64_t n, bool summarize) {
     return out;
 }
 
+/// The shape of what is printed of a tensor of shape `s`: when it is summarised, each
+/// dimension longer than 2 * edgeitems keeps its first and last edgeitems indices.
+inline shape shown_shape(const shape& s) {
+    const bool summarize = summarized(s);
+    std::vector<std::int64_t> dims;
+    for (const std::int64_t n : s)
+        dims.push_back(summarize && n > 2 * print_edgeitems ? 2 * print_edgeitems : n);
+    return shape(dims);
+}
+
 /// Row-major offset step of dimension `d`.
 inline std::int64_t stride_of(const shape& s, std::size_t d) {
     std::int64_t stride = 1;
@@ -124,16 +139,68 @@ inline std::int64_t stride_of(const shape& s, std::size_t d) {
     return stride;
 }
 
-/// get_summarized_data: the values that will be printed, which are all the formatter sees.
+/// The printed elements of a tensor, as a compact row-major array of shape `dims`
+/// (shown_shape of the tensor's shape): exactly what the formatter sees, in order.
 template <class T>
-void collect_shown(const std::vector<T>& v, const shape& s, std::size_t d, std::int64_t offset,
-                   bool summarize, std::vector<T>& out) {
-    if (d == s.rank()) {
-        out.push_back(v[static_cast<std::size_t>(offset)]);
+struct shown_values {
+    shape dims;
+    std::unique_ptr<T[]> data;  // dims.numel() elements (not a vector: vector<bool> has no data())
+
+    std::span<const T> values() const noexcept {
+        return {data.get(), static_cast<std::size_t>(dims.numel())};
+    }
+};
+
+/// Walks dimension `d` onwards of shape `s` from row-major `offset`, calling
+/// run(first, count) for each run of shown elements along the last dimension.
+template <class Run>
+void shown_runs(const shape& s, std::size_t d, std::int64_t offset, bool summarize, Run& run) {
+    const std::int64_t n = s[d];
+    if (d + 1 == s.rank()) {
+        if (summarize && n > 2 * print_edgeitems) {
+            run(offset, print_edgeitems);
+            run(offset + n - print_edgeitems, print_edgeitems);
+        } else {
+            run(offset, n);
+        }
         return;
     }
-    for (const std::int64_t i : shown_indices(s[d], summarize))
-        if (i >= 0) collect_shown(v, s, d + 1, offset + i * stride_of(s, d), summarize, out);
+    const std::int64_t stride = stride_of(s, d);
+    for (const std::int64_t i : shown_indices(n, summarize))
+        if (i >= 0) shown_runs(s, d + 1, offset + i * stride, summarize, run);
+}
+
+/// get_summarized_data without copying the rest: gathers the printed elements of a
+/// row-major tensor of shape `s`. `fetch(first_offset, count, dst)` must copy the `count`
+/// consecutive elements that start at row-major offset `first_offset` to `dst`. It is
+/// called once per contiguous run of shown elements (runs that touch are merged), so it
+/// never reads an element that is not printed; once in all when `s` is not summarised,
+/// and never when `s` holds no elements.
+template <class T, class Fetch>
+shown_values<T> gather_shown(const shape& s, Fetch&& fetch) {
+    shown_values<T> out{shown_shape(s), nullptr};
+    const std::int64_t total = out.dims.numel();
+    if (total == 0) return out;
+    out.data.reset(new T[static_cast<std::size_t>(total)]);
+    T* const dst = out.data.get();
+    if (!summarized(s)) {
+        fetch(std::int64_t{0}, total, dst);
+        return out;
+    }
+    // A pending run [first, first + count) of the source, bound for dst + written - count.
+    std::int64_t first = 0, count = 0, written = 0;
+    auto run = [&](std::int64_t begin, std::int64_t n) {
+        if (count > 0 && first + count != begin) {
+            fetch(first, count, dst + (written - count));
+            count = 0;
+        }
+        if (count == 0) first = begin;
+        count += n;
+        written += n;
+    };
+    shown_runs(s, 0, 0, true, run);
+    if (count > 0) fetch(first, count, dst + (written - count));
+    return out;
 }
 
 inline std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -142,18 +209,22 @@ inline std::string join(const std::vector<std::string>& parts, const std::string
     return out;
 }
 
-/// _tensor_str_with_formatter / _vector_str for dimension `d` onwards, starting at `offset`.
+/// _tensor_str_with_formatter / _vector_str for dimension `d` onwards. `v` is the compact
+/// array of shape `shown` (shown_shape(s)) and `offset` is in its layout, while the
+/// indices and the "..." gaps come from the real shape `s`.
 template <class T>
-std::string tensor_str(const std::vector<T>& v, const shape& s, std::size_t d, std::int64_t offset,
-                       std::int64_t indent, bool summarize, const formatter<T>& fmt) {
+std::string tensor_str(const T* v, const shape& s, const shape& shown, std::size_t d,
+                       std::int64_t offset, std::int64_t indent, bool summarize,
+                       const formatter<T>& fmt) {
     if (s.rank() == 0) return fmt(v[0]);
     std::vector<std::string> parts;
+    std::int64_t pos = 0;  // position along dimension d in the compact array
     if (d + 1 == s.rank()) {
         const auto per_line = std::max<std::int64_t>(
             1, (print_linewidth - indent) / static_cast<std::int64_t>(fmt.width() + 2));
         std::vector<std::string> items, line;
         for (const std::int64_t i : shown_indices(s[d], summarize))
-            items.push_back(i < 0 ? " ..." : fmt(v[static_cast<std::size_t>(offset + i)]));
+            items.push_back(i < 0 ? " ..." : fmt(v[offset + pos++]));
         for (std::size_t i = 0; i < items.size(); i += static_cast<std::size_t>(per_line)) {
             const auto end = std::min(items.size(), i + static_cast<std::size_t>(per_line));
             parts.push_back(join({items.begin() + static_cast<std::ptrdiff_t>(i),
@@ -161,8 +232,9 @@ std::string tensor_str(const std::vector<T>& v, const shape& s, std::size_t d, s
         }
         return "[" + join(parts, ",\n" + std::string(static_cast<std::size_t>(indent + 1), ' ')) + "]";
     }
+    const std::int64_t stride = stride_of(shown, d);
     for (const std::int64_t i : shown_indices(s[d], summarize))
-        parts.push_back(i < 0 ? "..." : tensor_str(v, s, d + 1, offset + i * stride_of(s, d),
+        parts.push_back(i < 0 ? "..." : tensor_str(v, s, shown, d + 1, offset + stride * pos++,
                                                    indent + 1, summarize, fmt));
     // Between slices: one newline per remaining dimension, so matrices get blank lines between.
     return "[" + join(parts, "," + std::string(s.rank() - d - 1, '\n') +
@@ -189,10 +261,10 @@ inline std::string add_suffixes(std::string s, const std::vector<std::string>& s
     return s + ")";
 }
 
-/// The whole repr of row-major `values` of shape `s` on the device named `device_name`
-/// ("cpu", "cuda:0"): what to_string(tensor) prints, testable without a GPU.
+/// The whole repr of a tensor of shape `s` on the device named `device_name` ("cpu",
+/// "cuda:0"), from `shown`, its printed elements as gather_shown gives them.
 template <class T>
-std::string format_tensor(const std::vector<T>& values, const shape& s, std::string_view device_name) {
+std::string format_shown(std::span<const T> shown, const shape& s, std::string_view device_name) {
     const std::string prefix = "tensor(";
     const auto indent = static_cast<std::int64_t>(prefix.size());
     const std::string dtype = dtype_name<T>();
@@ -211,22 +283,42 @@ std::string format_tensor(const std::vector<T>& values, const shape& s, std::str
     }
     if (dtype != "torch.float32" && dtype != "torch.int64" && dtype != "torch.bool")
         suffixes.push_back("dtype=" + dtype);
-    const bool summarize = s.numel() > print_threshold;
-    std::vector<T> shown;
-    collect_shown(values, s, 0, 0, summarize, shown);
     const formatter<T> fmt(shown);
-    return add_suffixes(prefix + tensor_str(values, s, 0, 0, indent, summarize, fmt), suffixes, indent);
+    return add_suffixes(prefix + tensor_str(shown.data(), s, shown_shape(s), 0, 0, indent,
+                                            summarized(s), fmt),
+                        suffixes, indent);
+}
+
+/// The whole repr of row-major `values` (all s.numel() of them) of shape `s` on the
+/// device named `device_name` ("cpu", "cuda:0"): what to_string(tensor) prints, testable
+/// without a GPU.
+template <class T>
+std::string format_tensor(const std::vector<T>& values, const shape& s, std::string_view device_name) {
+    const auto fetch = [&values](std::int64_t first, std::int64_t count, T* dst) {
+        std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(first),
+                    static_cast<std::ptrdiff_t>(count), dst);
+    };
+    const auto shown = gather_shown<T>(s, fetch);
+    return format_shown<T>(shown.values(), s, device_name);
 }
 
 }  // namespace detail
 
 /// PyTorch's repr(t): "tensor([[1., 2.],\n        [3., 4.]])", with device= and dtype=
-/// suffixes where PyTorch shows them. Copies the elements to the host first.
+/// suffixes where PyTorch shows them. Copies to the host only the elements it prints (at
+/// most 2 * edgeitems per dimension of a summarised tensor), one copy per contiguous run.
 /// An undefined tensor prints as libtorch prints one: "[ Tensor (undefined) ]".
 template <class T, class D>
 std::string to_string(const tensor<T, D>& t) {
     if (!t.defined()) return "[ Tensor (undefined) ]";
-    return detail::format_tensor(t.to_vector(), t.shape(), devtensor::to_string(t.device()));
+    const devtensor::device from(t.device());
+    const T* const base = t.data();
+    const auto shown = detail::gather_shown<T>(
+        t.shape(), [&](std::int64_t first, std::int64_t count, T* dst) {
+            detail::copy_bytes(dst, devtensor::device(), base + first, from,
+                               static_cast<std::size_t>(count) * sizeof(T));
+        });
+    return detail::format_shown<T>(shown.values(), t.shape(), devtensor::to_string(t.device()));
 }
 
 /// Writes to_string(t).

@@ -1,8 +1,11 @@
 // backend/cpu/gemm*.hpp: every micro-kernel this CPU can run (not only the one
 // matmul picks), the dot-product path, edge tiles, several k and n blocks,
-// bias, transposed B and the thread splits, against a plain loop in double.
+// bias, transposed B and the thread splits, against a plain loop in double;
+// how many parts gemm_parts picks, and the same bits whatever that number.
 #include "test_support.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -92,4 +95,99 @@ TEST_CASE_TEMPLATE("the dot-product path (linear on a small batch) matches the p
 #else
     MESSAGE("no x86 vector kernels in this build");
 #endif
+}
+
+TEST_CASE("gemm_parts: threads by the work, never more than the micro-tiles or the threads") {
+    constexpr std::int64_t mr = 6, nr = 16;  // the AVX2 float tile
+    for (const std::int64_t threads : {2, 4, 64}) {
+        CAPTURE(threads);
+        // m * n < 2^20: truncating m * n / 2^20 before multiplying by k gave 1 here.
+        CHECK(cpu::gemm_parts(512, 4096, 512, mr, nr, threads) == threads);
+        CHECK(cpu::gemm_parts(1023, 1024, 1024, mr, nr, threads) == threads);
+        CHECK(cpu::gemm_parts(4, 4, 4, mr, nr, threads) == 1);
+        CHECK(cpu::gemm_parts(1, 1, 1, mr, nr, threads) == 1);
+        // m * n * k = 2^120 would overflow int64.
+        const std::int64_t huge = std::int64_t{1} << 40;
+        CHECK(cpu::gemm_parts(huge, huge, huge, mr, nr, threads) == threads);
+        CHECK(cpu::gemm_parts(huge, 1, huge, mr, nr, threads) == threads);
+        // A single micro-tile (however deep): nothing to hand to a second thread.
+        CHECK(cpu::gemm_parts(mr, nr, huge, mr, nr, threads) == 1);
+        CHECK(cpu::gemm_parts(1, 1, huge, mr, nr, threads) == 1);
+    }
+    // About gemm_work_per_part multiply-adds per part: 3.5 parts' worth gives 3.
+    CHECK(cpu::gemm_parts(64, 64, 7 * cpu::gemm_work_per_part / (2 * 64 * 64), mr, nr, 64) == 3);
+    // At most one part per tile row or column: 3 row tiles, 2 column tiles.
+    CHECK(cpu::gemm_parts(3 * mr, 2 * nr, std::int64_t{1} << 30, mr, nr, 64) == 3);
+    CHECK(cpu::gemm_parts(mr, 5 * nr - 1, std::int64_t{1} << 30, mr, nr, 64) == 5);
+    // Never more than the threads, nor fewer than 1, and every part gets work from split.
+    for (const std::int64_t m : {1, 5, 6, 7, 40, 300, 1023, 4096})
+        for (const std::int64_t n : {1, 15, 16, 17, 100, 700, 4096})
+            for (const std::int64_t k : {1, 64, 600, 100000})
+                for (const std::int64_t threads : {1, 2, 3, 7, 64}) {
+                    const std::int64_t parts = cpu::gemm_parts(m, n, k, mr, nr, threads);
+                    CAPTURE(m);
+                    CAPTURE(n);
+                    CAPTURE(k);
+                    CAPTURE(threads);
+                    REQUIRE(parts >= 1);
+                    REQUIRE(parts <= threads);
+                    for (std::int64_t p = 0; p < parts; ++p) {
+                        const cpu::gemm_part part = cpu::split<mr, nr>(m, n, p, parts);
+                        REQUIRE(part.r0 < part.r1);
+                        REQUIRE(part.c0 < part.c1);
+                    }
+                }
+}
+
+namespace {
+/// C of `gemm` (gemm_blocked<K> or the dispatch) for m x n x k with `threads`: bytes to compare.
+template <class T, class Gemm>
+std::vector<T> gemm_with_threads(const problem& p, int threads, Gemm&& gemm) {
+    dt::set_num_threads(threads);
+    dt::generator gen(static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
+    const auto a = dt::rand<T>({p.m, p.k}, dt::cpu_device{}, gen).to_vector();
+    const auto b = dt::rand<T>({p.k, p.n}, dt::cpu_device{}, gen).to_vector();
+    const auto bias = dt::rand<T>({p.n}, dt::cpu_device{}, gen).to_vector();
+    const std::int64_t b_row = p.transposed_b ? 1 : p.n, b_col = p.transposed_b ? p.k : 1;
+    std::vector<T> c(static_cast<std::size_t>(p.m * p.n), T(-7));
+    gemm(p.m, p.n, p.k, cpu::matrix_view<T>{a.data(), p.k, 1}, cpu::matrix_view<T>{b.data(), b_row, b_col},
+         c.data(), p.n, bias.data());
+    return c;
+}
+
+/// The same bits with 1, 2 and 7 threads, on shapes that split along rows (300 x 700)
+/// and along columns (30 x 3000), k over several kc blocks; K's tiles decide the parts.
+template <class K, class T, class Gemm>
+void check_bit_identical(const char* name, Gemm gemm) {
+    CAPTURE(name);
+    for (const problem& p : {problem{300, 700, 600, false}, problem{30, 3000, 500, true}}) {
+        CAPTURE(p.m);
+        CAPTURE(p.n);
+        REQUIRE(cpu::gemm_parts(p.m, std::min(p.n, K::nc), p.k, K::mr, K::nr, 7) == 7);  // it splits
+        const std::vector<T> one = gemm_with_threads<T>(p, 1, gemm);
+        for (const int threads : {2, 7}) {
+            CAPTURE(threads);
+            const std::vector<T> many = gemm_with_threads<T>(p, threads, gemm);
+            REQUIRE(many.size() == one.size());
+            CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(T)) == 0);
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("a split GEMM gives the same bits whatever the number of threads", T, float, double) {
+    const int saved = dt::get_num_threads();
+    check_bit_identical<cpu::portable_kernel<T>, T>(
+        "portable", [](auto... args) { cpu::gemm_blocked<cpu::portable_kernel<T>>(args...); });
+#if DEVTENSOR_HAS_X86_KERNELS
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx2)
+        check_bit_identical<cpu::avx2_kernel<T>, T>(
+            "avx2", [](auto... args) { cpu::gemm_blocked<cpu::avx2_kernel<T>>(args...); });
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx512)
+        check_bit_identical<cpu::avx512_kernel<T>, T>(
+            "avx512", [](auto... args) { cpu::gemm_blocked<cpu::avx512_kernel<T>>(args...); });
+#endif
+    // The dispatch (the widest kernel); the portable kernel's tiles are the finest, so it splits too.
+    check_bit_identical<cpu::portable_kernel<T>, T>("dispatch", [](auto... args) { cpu::gemm<T>(args...); });
+    dt::set_num_threads(saved);
 }

@@ -74,6 +74,23 @@ gemm_part split(std::int64_t m, std::int64_t nc, std::int64_t p, std::int64_t pa
     return {0, m, std::min(nc, col_tiles * p / parts * NR), std::min(nc, col_tiles * (p + 1) / parts * NR)};
 }
 
+/// Multiply-adds a thread should get before one more thread pays for itself.
+inline constexpr std::int64_t gemm_work_per_part = std::int64_t{1} << 20;
+
+/// Parts split<mr, nr> cuts C[m x n] (k-deep sums) into: by work, micro-tiles and threads.
+inline std::int64_t gemm_parts(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t mr,
+                               std::int64_t nr, std::int64_t threads) {
+    // One part per gemm_work_per_part multiply-adds, counted in double: m * n * k can
+    // overflow int64, and only its size matters here.
+    const double by_work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) /
+                           static_cast<double>(gemm_work_per_part);
+    // split gives every part some work while parts <= max(row tiles, column tiles).
+    const std::int64_t tiles = std::max(m / mr + (m % mr != 0), n / nr + (n % nr != 0));
+    std::int64_t parts = std::min(threads, tiles);
+    if (by_work < static_cast<double>(parts)) parts = static_cast<std::int64_t>(by_work);
+    return std::max<std::int64_t>(parts, 1);
+}
+
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] with micro-kernel K.
 template <class K, class T>
 void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
@@ -82,10 +99,12 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
     // B as the transposed view, so that pack_panels packs its columns into NR-wide panels.
     const matrix_view<T> bt{b.data, b.col, b.row};
     T* const packed_b = scratch<T>(0, static_cast<std::size_t>(K::kc * std::min(K::nc, (n + nr - 1) / nr * nr)));
-    // About a million multiply-adds per thread before a second one pays for itself.
-    const std::int64_t parts = std::clamp<std::int64_t>(m * n / (1 << 20) * k, 1, get_num_threads());
+    const std::int64_t threads = get_num_threads();
     for (std::int64_t jc = 0; jc < n; jc += K::nc) {
         const std::int64_t nc = std::min(K::nc, n - jc);
+        // Parts of this column block. Each element of C sums in the same order whatever
+        // their number: the tile grid and the kc blocks do not depend on the split.
+        const std::int64_t parts = gemm_parts(m, nc, k, mr, nr, threads);
         for (std::int64_t pc = 0; pc < k; pc += K::kc) {
             const std::int64_t kc = std::min(K::kc, k - pc);
             // Every thread packs some of B's panels (panel p starts at p * nr * kc)...
@@ -113,7 +132,7 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
                                 if (h == mr && w == nr) {
                                     K::tile(kc, tile_a, tile_b, tile_c, ldc, pc != 0, tile_bias);
                                 } else {  // an edge tile: computed aside, then its inside stored
-                                    T edge[mr][nr];
+                                    T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
                                     K::tile(kc, tile_a, tile_b, &edge[0][0], nr, false, nullptr);
                                     store_tile(edge, tile_c, ldc, h, w, pc != 0, tile_bias);
                                 }

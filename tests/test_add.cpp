@@ -2,6 +2,9 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -70,7 +73,7 @@ TEST_CASE("add into an output, +=, aliasing") {
     CHECK_ERROR(dt::shape_error, dt::add(a, b, dt::empty<float>({3})), "devtensor::add", "output",
                 "[3]", "[2, 3]");
     auto small = dt::ones<float>({3});
-    CHECK_ERROR(dt::shape_error, small += a, "devtensor::add", "[3]", "[2, 3]");
+    CHECK_ERROR(dt::shape_error, small += a, "devtensor::operator+=", "[3]", "[2, 3]");
     CHECK(small.to_vector() == std::vector<float>{1, 1, 1});  // unchanged after the error
 }
 
@@ -164,4 +167,39 @@ TEST_CASE_TEMPLATE("large outputs (streaming stores) and misaligned rows add and
         CHECK(out[0] == T(-1));
         CHECK(out[static_cast<std::size_t>(offset + 990)] == T(-1));
     }
+}
+
+TEST_CASE("an output that partially overlaps an input is refused; the very same tensor is fine") {
+    // Two views of one buffer through the wrapping constructor (as from_dlpack makes them).
+    const auto storage = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5});
+    float* const p = storage->data();
+    const dt::tensor<float, dt::cpu_device> first(storage, p, {4}, dt::cpu_device{});
+    const dt::tensor<float, dt::cpu_device> shifted(storage, p + 1, {4}, dt::cpu_device{});
+    const auto ten = dt::full<float>({4}, 10);
+    CHECK_ERROR(dt::error, dt::add(first, ten, shifted), "devtensor::add", "partially overlap", "a [4]");
+    CHECK_ERROR(dt::error, dt::add(ten, shifted, first), "devtensor::add", "partially overlap", "b [4]");
+    CHECK(*storage == std::vector<float>{1, 2, 3, 4, 5});  // nothing was written
+    // A broadcast input that is one row of the output overlaps it partially too.
+    const dt::tensor<float, dt::cpu_device> row(storage, p, {2}, dt::cpu_device{});
+    const dt::tensor<float, dt::cpu_device> matrix(storage, p, {2, 2}, dt::cpu_device{});
+    CHECK_ERROR(dt::error, dt::add(matrix, row, matrix), "partially overlap");
+    // Exact aliasing reads each element before writing it.
+    dt::add(first, first, first);
+    CHECK(*storage == std::vector<float>{2, 4, 6, 8, 5});
+    dt::add(first, ten, first);
+    CHECK(*storage == std::vector<float>{12, 14, 16, 18, 5});
+}
+
+TEST_CASE_TEMPLATE("integer add wraps like PyTorch's (no undefined behaviour)", T, std::int8_t, std::int16_t,
+                   std::int32_t, std::int64_t, std::uint8_t, std::uint32_t) {
+    constexpr T max = std::numeric_limits<T>::max(), min = std::numeric_limits<T>::min();
+    const auto a = dt::from_values<T>({max, max, min, T{1}}, {4});
+    const auto b = dt::from_values<T>({T{1}, max, T{0}, T{2}}, {4});
+    const auto sum = (a + b).to_vector();
+    CHECK(sum[0] == min);                          // max + 1 wraps to min
+    CHECK(sum[1] == (std::is_signed_v<T> ? T(-2) : T(max - 1)));  // max + max
+    CHECK(sum[2] == min);
+    CHECK(sum[3] == T{3});
+    // The broadcast path and a scalar operand take the same functor.
+    CHECK((a + dt::full<T>({1}, T{1})).to_vector()[0] == min);
 }

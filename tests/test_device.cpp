@@ -1,6 +1,10 @@
 // device.hpp: descriptors, parsing, to_string, the concepts, device_cast.
 #include "test_support.hpp"
 
+#include <cstring>
+#include <sstream>
+#include <string>
+
 using dt::cpu_device;
 using dt::cuda_device;
 using dt::device;
@@ -76,7 +80,7 @@ TEST_CASE("every index up to INT_MAX parses back from to_string; past it is inva
         const dt::device d(dt::device_kind::cuda, index);
         CHECK(dt::device(dt::to_string(d)) == d);
     }
-    CHECK(dt::device("cuda:0000000001") == dt::device(dt::device_kind::cuda, 1));
+    CHECK_ERROR(dt::invalid_device, dt::device("cuda:0000000001"), "leading zeros");
     CHECK_ERROR(dt::invalid_device, dt::device("cuda:2147483648"), "cuda:2147483648");
     CHECK_ERROR(dt::invalid_device, dt::device("cuda:99999999999999999999"), "cuda:99999999999999999999");
 }
@@ -87,4 +91,43 @@ TEST_CASE("a negative cuda_device ordinal is never taken for a real device or th
     CHECK_THROWS_AS((void)dt::memory_allocated(bad), dt::device_unavailable);
     CHECK_THROWS_AS((void)dt::default_generator(dt::device(bad)), dt::device_unavailable);
     CHECK_THROWS_AS((void)dt::empty<float>({2}, bad), dt::device_unavailable);
+}
+
+TEST_CASE("leading zeros are refused, as PyTorch refuses them") {
+    for (const char* text : {"cuda:007", "cuda:00", "cpu:00", "cuda:01"}) {
+        CAPTURE(text);
+        CHECK_ERROR(dt::invalid_device, device(text), text, "leading zeros");
+    }
+    CHECK(device("cuda:0") == device(device_kind::cuda, 0));
+    CHECK(device("cuda:10").index() == 10);
+}
+
+TEST_CASE("a bad device string with control characters is quoted escaped, never cut short") {
+    const std::string text("cu\0da\n\x1b[31m", 11);
+    std::string message;
+    try {
+        (void)device(text);
+    } catch (const dt::invalid_device& e) {
+        message = e.what();
+    }
+    CHECK(message.find(R"('cu\x00da\x0a\x1b[31m')") != std::string::npos);
+    CHECK(message.find('\0') == std::string::npos);
+    CHECK(message.find("\"cuda:N\"") != std::string::npos);  // the message goes on past the NUL
+    CHECK(std::strlen(message.c_str()) == message.size());
+    // A very long string is cut to 64 characters, saying so.
+    CHECK_ERROR(dt::invalid_device, device(std::string(1000, 'x')), "1000 characters, first 64 shown");
+}
+
+TEST_CASE("every device type prints like Python's print(dev); repr like repr(dev)") {
+    const auto printed = [](const auto& d) {
+        std::ostringstream os;
+        os << d;
+        return os.str();
+    };
+    CHECK(printed(dt::cpu_device{}) == "cpu");
+    CHECK(printed(dt::cuda_device{3}) == "cuda:3");
+    CHECK(printed(device("cuda")) == "cuda:0");
+    CHECK(printed(device("cpu")) == "cpu");
+    CHECK(dt::repr(device("cuda:1")) == "device(type='cuda', index=1)");
+    CHECK(dt::repr(dt::cpu_device{}) == "device(type='cpu')");
 }

@@ -12,6 +12,14 @@ TEST_CASE("device count and the reason agree") {
 #endif
 }
 
+TEST_CASE("a machine without an NVIDIA driver is said to have none, not an old one") {
+    if (dt::cuda_driver_version() != 0 || dt::cuda_runtime_version() == 0) return;  // a driver, or no runtime
+    const std::string reason = dt::cuda_unavailable_reason();
+    CHECK(test::contains(reason, "no NVIDIA driver is installed"));
+    CHECK(!test::contains(reason, "insufficient"));
+    CHECK_ERROR(dt::device_unavailable, dt::require_available(dt::device("cuda:0")), "no NVIDIA driver");
+}
+
 TEST_CASE("try_gpu falls back to the cpu, try_all_gpus to {cpu}") {
     const int n = dt::cuda_device_count();
     CHECK(dt::try_gpu(n) == dt::device("cpu"));  // one past the last GPU

@@ -41,7 +41,11 @@ TEST_CASE("a huge allocation is out_of_memory naming the device and the sizes; w
 
 TEST_CASE("byte counts that overflow the address space are out_of_memory, not a wrap-around") {
     // 2^62 doubles: the element count fits int64, the byte count overflows size_t
-    CHECK_ERROR(dt::out_of_memory, dt::buffer<double>(std::size_t{1} << 62), "overflow");
+    CHECK_ERROR(dt::out_of_memory, dt::buffer<double>(std::size_t{1} << 62), "on cpu",
+                "4611686018427387904 elements of 8 bytes", "address space", "free ", "allocated by devtensor",
+                "reserved");
+    // The same through a factory: 2^62 floats are 2^64 bytes.
+    CHECK_ERROR(dt::out_of_memory, dt::empty<float>({std::int64_t{1} << 62}), "on cpu", "free ", "reserved");
 }
 
 TEST_CASE("allocate_bytes of 0 bytes is nullptr and counts nothing") {
@@ -102,7 +106,16 @@ TEST_CASE("a failing host allocation returns the cache before it gives up") {
     CHECK(dt::detail::host_pool::instance().cached() == 0);
 }
 
-TEST_CASE("cuda statistics on an absent device are device_unavailable") {
+TEST_CASE("cuda statistics on an absent device are device_unavailable, all five alike") {
+    for (const int index : {0, 1}) {  // cuda:0 too, on a machine without a GPU
+        const dt::device absent(dt::device_kind::cuda, dt::cuda_device_count() + index);
+        CAPTURE(index);
+        CHECK_ERROR(dt::device_unavailable, dt::memory_allocated(absent), "memory_allocated");
+        CHECK_ERROR(dt::device_unavailable, dt::max_memory_allocated(absent), "max_memory_allocated");
+        CHECK_ERROR(dt::device_unavailable, dt::reset_peak_memory_stats(absent), "reset_peak_memory_stats");
+        CHECK_ERROR(dt::device_unavailable, dt::memory_reserved(absent), "memory_reserved");
+        CHECK_ERROR(dt::device_unavailable, dt::empty_cache(absent), "empty_cache");
+    }
     const dt::device absent(dt::device_kind::cuda, dt::cuda_device_count() + 1);
     CHECK_THROWS_AS((void)dt::memory_reserved(absent), dt::device_unavailable);
     CHECK_THROWS_AS(dt::empty_cache(absent), dt::device_unavailable);

@@ -83,6 +83,24 @@ TEST_CASE("the tutorial's net: sequential(linear(3, 1)) on ones(2, 3)") {
     CHECK(get<0>(net).weight.device() == dt::try_gpu());
 }
 
+TEST_CASE("nn::linear with negative sizes blames nn::linear, not shape") {
+    CHECK_ERROR(dt::shape_error, dt::nn::linear<float>(-1, 3), "devtensor::nn::linear", "in_features", "-1");
+    CHECK_ERROR(dt::shape_error, dt::nn::linear<float>(3, -2), "devtensor::nn::linear", "-2");
+}
+
+TEST_CASE("an error inside sequential says which layer it came from") {
+    dt::generator gen(3);
+    const auto net = dt::nn::sequential(dt::nn::linear<float>(3, 4, true, gen), dt::nn::linear<float>(5, 1, true, gen));
+    CHECK_ERROR(dt::shape_error, net(dt::ones<float>({2, 3})), "devtensor::linear", "in_features = 5",
+                "(in nn::sequential layer 1)");
+    CHECK_ERROR(dt::shape_error, net(dt::ones<float>({2, 7})), "(in nn::sequential layer 0)");
+    const dt::nn::linear<float> on_cpu(3, 1, true, gen);
+    const auto mixed = dt::nn::sequential(on_cpu.to(dt::device("cpu")));
+    if (dt::cuda_available()) {
+        CHECK_ERROR(dt::device_mismatch, mixed(dt::ones<float>({2, 3}, dt::try_gpu())), "(in nn::sequential layer 0)");
+    }
+}
+
 #if DEVTENSOR_HAS_CUDA
 DEVTENSOR_GPU_TEST_CASE("gpu: to(cuda) moves every parameter, with and without bias; outputs match") {
     dt::generator a(9), b(9);

@@ -72,9 +72,9 @@ TEST_CASE("element access: multi-index, flat index, bounds") {
     CHECK(t[4] == 4);
     tensor<int> r = t;
     CHECK(r(1, 1) == 4);
-    CHECK_ERROR(std::out_of_range, t(2, 0), "index 2", "dimension 0", "[2, 3]");
-    CHECK_ERROR(std::out_of_range, t(0, -1), "index -1");
-    CHECK_ERROR(std::out_of_range, t[6], "index 6");
+    CHECK_ERROR(dt::index_error, t(2, 0), "index 2", "dimension 0", "[2, 3]");
+    CHECK_ERROR(dt::index_error, t(0, -1), "index -1");
+    CHECK_ERROR(dt::index_error, t[6], "index 6");
     CHECK_ERROR(dt::shape_error, t(1), "1 indices", "[2, 3]");
     auto s = dt::full<double>({}, 2.5);
     CHECK(s() == 2.5);
@@ -119,7 +119,7 @@ TEST_CASE("zero-size tensors") {
     CHECK(dt::empty<float>({0}).data() == nullptr);
     tensor<float> undefined;
     CHECK(!undefined.defined());
-    CHECK(undefined.numel() == 1);  // rank 0, like torch's shape []
+    CHECK(undefined.numel() == 0);  // DESIGN §5: nothing to read
     CHECK(undefined.data() == nullptr);
 }
 
@@ -139,4 +139,78 @@ DEVTENSOR_GPU_TEST_CASE("gpu: cuda(0) twice is the same tensor; the data survive
     CHECK(dt::tensor_cast<cuda_device>(r).is_same(z));
     CHECK_ERROR(dt::device_mismatch, r(0, 0), "element access needs host memory", "cuda:0");
     CHECK(dt::from_values<float>({7.f}, {}, cuda_device{}).item() == 7.f);
+}
+
+// ---- undefined tensors (DESIGN §5): default-constructed and moved-from ----------------------
+
+TEST_CASE_TEMPLATE("a default-constructed tensor is undefined: no elements, no pointer, every use throws",
+                   D, dt::cpu_device, dt::device) {
+    const dt::tensor<float, D> t;
+    CHECK(!t.defined());
+    CHECK(t.numel() == 0);
+    CHECK(t.data() == nullptr);
+    CHECK(dt::to_string(t) == "[ Tensor (undefined) ]");
+    CHECK_ERROR(dt::error, t.to_vector(), "to_vector", "undefined");
+    CHECK_ERROR(dt::error, t.item(), "item", "undefined");
+    CHECK_ERROR(dt::error, t(), "undefined");
+    CHECK_ERROR(dt::error, t[0], "undefined");
+    CHECK_ERROR(dt::error, t.cpu(), "undefined");
+    CHECK_ERROR(dt::error, t + t, "devtensor::add", "undefined");
+    CHECK_ERROR(dt::error, dt::fill(t, 1), "devtensor::fill", "undefined");
+    CHECK_ERROR(dt::error, dt::fill_uniform(t, dt::default_generator(dt::device())), "fill_uniform", "undefined");
+    CHECK_ERROR(dt::error, dt::matmul(t, t), "devtensor::matmul", "undefined");
+    CHECK_ERROR(dt::error, dt::linear(t, t), "devtensor::linear", "undefined");
+    const auto real = dt::ones<float>({2});
+    CHECK_ERROR(dt::error, dt::add(real, real, t), "devtensor::add", "out", "undefined");
+    CHECK_ERROR(dt::error, dt::add(real, t), "devtensor::add", "b ", "undefined");
+}
+
+TEST_CASE("a moved-from tensor is undefined and never reaches the new owner's memory") {
+    auto t = dt::from_values<float>({1, 2, 3}, {3});
+    const float* const storage = t.data();
+    auto keep = std::move(t);
+    CHECK(keep.data() == storage);
+    CHECK(!t.defined());  // NOLINT(bugprone-use-after-move): that is the point
+    CHECK(t.numel() == 0);
+    CHECK(t.data() == nullptr);
+    CHECK_ERROR(dt::error, t + t, "undefined");
+    CHECK(keep.to_vector() == std::vector<float>{1, 2, 3});
+
+    // Move assignment, and the move into a run-time tensor, leave the source undefined too.
+    dt::tensor<float, dt::cpu_device> target;
+    target = std::move(keep);
+    CHECK(!keep.defined());
+    CHECK(target.data() == storage);
+    dt::tensor<float> erased = std::move(target);
+    CHECK(!target.defined());
+    CHECK(erased.data() == storage);
+}
+
+TEST_CASE("a moved-from 1 MiB tensor cannot write into the block the host pool hands on") {
+    const dt::shape big{1 << 18};  // 1 MiB of float: a pooled size class
+    auto t = dt::zeros<float>(big);
+    {
+        auto keep = std::move(t);
+    }  // keep's block goes back to the pool ...
+    const auto next = dt::zeros<float>(big);  // ... and to this tensor
+    CHECK_ERROR(dt::error, t[0] = 123, "undefined");
+    CHECK(next.to_vector()[0] == 0.0f);
+}
+
+TEST_CASE("element access past the index range names the index in its own type") {
+    const auto m = dt::zeros<float>({2, 3});
+    CHECK_ERROR(dt::index_error, m(SIZE_MAX, 0), "index 18446744073709551615", "dimension 0");
+    CHECK_ERROR(dt::index_error, m(0u, 3u), "index 3", "dimension 1", "[2, 3]");
+    CHECK_ERROR(dt::index_error, m(0, -1), "index -1");
+}
+
+TEST_CASE("element types: bool, the fixed-width integers, float and double; not long double or chars") {
+    static_assert(dt::Element<bool> && dt::Element<float> && dt::Element<double>);
+    static_assert(dt::Element<std::int8_t> && dt::Element<std::uint8_t> && dt::Element<std::int16_t> &&
+                  dt::Element<std::uint16_t> && dt::Element<std::int32_t> && dt::Element<std::uint32_t> &&
+                  dt::Element<std::int64_t> && dt::Element<std::uint64_t>);
+    static_assert(!dt::Element<long double>);
+    static_assert(!dt::Element<char> && !dt::Element<wchar_t> && !dt::Element<char8_t> &&
+                  !dt::Element<char16_t> && !dt::Element<char32_t>);
+    static_assert(!dt::Element<const float> && !dt::Element<float*>);
 }

@@ -22,9 +22,14 @@ public:
 
     /// Allocates `size` elements on `dev`; throws out_of_memory or device_unavailable.
     explicit buffer(std::size_t size, const D& dev = D{}) : dev_(dev), size_(size) {
-        if (size > SIZE_MAX / sizeof(T))
-            throw out_of_memory("devtensor::buffer: " + std::to_string(size) + " elements of " +
-                                std::to_string(sizeof(T)) + " bytes overflow the address space");
+        if (size > SIZE_MAX / sizeof(T)) {  // bytes not even representable: no allocator is asked
+            const devtensor::device d(dev_);
+            require_available(d);
+            detail::throw_out_of_memory(d, "allocating " + std::to_string(size) + " elements of " +
+                                               std::to_string(sizeof(T)) +
+                                               " bytes, more than the address space holds",
+                                        detail::free_bytes(d), memory_reserved(d));
+        }
         data_ = static_cast<T*>(allocate_bytes(devtensor::device(dev_), size * sizeof(T)));
     }
 

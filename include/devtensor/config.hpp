@@ -39,6 +39,16 @@
 #define DEVTENSOR_BEGIN_TU_NAMESPACE inline namespace DEVTENSOR_TU_NAMESPACE {
 #define DEVTENSOR_END_TU_NAMESPACE }
 
+// Public class types stay the same type in every translation unit; a member
+// function whose body reaches kernel code takes a defaulted template parameter
+// `class Tu = detail::tu_tag`, a different type in nvcc and g++ translation
+// units, so each kind instantiates its own member (no ODR clash).
+namespace devtensor::detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+struct tu_tag {};
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace devtensor::detail
+
 // Largest number of CUDA devices one process tracks memory statistics for.
 #ifndef DEVTENSOR_MAX_CUDA_DEVICES
 #  define DEVTENSOR_MAX_CUDA_DEVICES 64

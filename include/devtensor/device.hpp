@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -101,11 +102,47 @@ std::string to_string(const D& d) {
     return "cuda:" + std::to_string(dev.index());
 }
 
+/// Python's print(dev): "cpu", "cuda:0".
+template <Device D>
+std::ostream& operator<<(std::ostream& os, const D& d) {
+    return os << to_string(d);
+}
+
+/// Python's repr(dev): "device(type='cuda', index=0)", "device(type='cpu')".
+template <Device D>
+std::string repr(const D& d) {
+    const device dev(d);
+    if (dev.is_cpu()) return "device(type='cpu')";
+    return "device(type='cuda', index=" + std::to_string(dev.index()) + ")";
+}
+
 namespace detail {
+/// `text` quoted for a message: bytes that are not printable ASCII (a NUL would cut
+/// what() short, an escape sequence would garble a terminal) as \xNN, and at most
+/// 64 characters of it.
+inline std::string quoted(std::string_view text) {
+    constexpr std::size_t shown = 64;
+    std::string out = "'";
+    for (std::size_t i = 0; i < text.size() && i < shown; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += static_cast<char>(c);
+        } else {
+            const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    out += "'";
+    if (text.size() > shown) out += " (" + std::to_string(text.size()) + " characters, first 64 shown)";
+    return out;
+}
+
 [[noreturn]] inline void throw_bad_device_string(std::string_view text) {
-    throw invalid_device("devtensor::device: invalid device string '" + std::string(text) +
-                         "'; expected \"cpu\", \"cpu:0\", \"cuda\" or \"cuda:N\" with N a "
-                         "non-negative integer");
+    throw invalid_device("devtensor::device: invalid device string " + quoted(text) +
+                         "; expected \"cpu\", \"cpu:0\", \"cuda\" or \"cuda:N\" with N a "
+                         "non-negative integer without leading zeros");
 }
 }  // namespace detail
 
@@ -118,7 +155,8 @@ inline device::device(std::string_view text) : kind_(device_kind::cpu), index_(0
     if (colon == std::string_view::npos) return;
 
     const std::string_view digits = text.substr(colon + 1);
-    if (digits.empty()) detail::throw_bad_device_string(text);
+    if (digits.empty() || (digits.size() > 1 && digits[0] == '0'))  // "cuda:007", as PyTorch
+        detail::throw_bad_device_string(text);
     int value = 0;
     for (const char c : digits) {
         if (c < '0' || c > '9') detail::throw_bad_device_string(text);

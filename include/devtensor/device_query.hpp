@@ -40,6 +40,14 @@ inline bool cuda_available() noexcept { return cuda_device_count() > 0; }
 inline std::string cuda_unavailable_reason() {
 #if DEVTENSOR_CUDA_RUNTIME
     const auto& r = detail::cudart::device_count();
+    // With no driver at all the runtime says cudaErrorInsufficientDriver, whose text
+    // ("driver version is insufficient") sends users to upgrade a driver they lack.
+    int driver = 0;
+    if (r.status != cudaSuccess && (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)) {
+        (void)cudaGetLastError();
+        return "no NVIDIA driver is installed (libcuda.so.1 was not found; " +
+               std::string(cudaGetErrorName(r.status)) + ")";
+    }
     if (r.status != cudaSuccess)
         return std::string(cudaGetErrorName(r.status)) + ": " + cudaGetErrorString(r.status);
     if (r.count == 0) return "no CUDA device found";
@@ -83,11 +91,12 @@ inline std::vector<device> try_all_gpus() {
 }
 
 /// Throws device_unavailable unless `d` can be used in this process.
-inline void require_available(const device& d) {
+inline void require_available(const device& d, const char* op = nullptr) {
     if (d.is_cpu()) return;
     const int n = cuda_device_count();
     if (d.index() >= 0 && d.index() < n) return;  // cuda_device{-1} converts unchecked
-    std::string message = to_string(d) + " is not available: " + std::to_string(n) +
+    std::string message = (op ? std::string("devtensor::") + op + ": " : std::string()) +
+                          to_string(d) + " is not available: " + std::to_string(n) +
                           " CUDA device" + (n == 1 ? "" : "s") + " found";
     if (n == 0) message += " (" + cuda_unavailable_reason() + ")";
     throw device_unavailable(message);

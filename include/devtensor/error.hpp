@@ -72,6 +72,12 @@ public:
     using error::error;
 };
 
+/// An index outside the dimension it indexes.
+class index_error : public error {
+public:
+    using error::error;
+};
+
 /// A device descriptor that cannot be parsed or is out of range ("gpu", "cuda:-1").
 class invalid_device : public std::invalid_argument {
 public:

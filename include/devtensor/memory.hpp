@@ -56,13 +56,33 @@ inline std::string format_bytes(std::size_t bytes) {
     return text;
 }
 
-[[noreturn]] inline void throw_out_of_memory(const device& d, std::size_t bytes,
+/// Bytes free on `d` as the system reports them (0 when it cannot say).
+inline std::size_t free_bytes(const device& d) {
+    if (d.is_cpu()) return cpu_properties().free_memory;
+    std::size_t free = 0;
+#if DEVTENSOR_CUDA_RUNTIME
+    std::size_t total = 0;
+    cudart::device_guard guard(d.index());
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+        (void)cudaGetLastError();  // a figure for a message: never left for the next call
+        free = 0;
+    }
+#endif
+    return free;
+}
+
+/// Throws out_of_memory for `request` ("allocating 4.00 GiB (4294967296 bytes)") on `d`,
+/// with the figures DESIGN §4 promises: free, allocated by devtensor, and reserved.
+[[noreturn]] inline void throw_out_of_memory(const device& d, const std::string& request,
                                              std::size_t free, std::size_t reserved) {
-    throw out_of_memory("devtensor: out of memory on " + to_string(d) + " allocating " +
-                        format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes); free " +
+    throw out_of_memory("devtensor: out of memory on " + to_string(d) + " " + request + "; free " +
                         format_bytes(free) + ", allocated by devtensor " +
                         format_bytes(counters(d).allocated.load()) + ", reserved " +
                         format_bytes(reserved));
+}
+
+inline std::string allocating(std::size_t bytes) {
+    return "allocating " + format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
 }
 
 #if DEVTENSOR_CUDA_RUNTIME
@@ -105,9 +125,7 @@ inline void* cuda_allocate(const device& d, std::size_t bytes) {
     }
     if (status == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
-        std::size_t free = 0, total = 0;
-        (void)cudaMemGetInfo(&free, &total);
-        throw_out_of_memory(d, bytes, free, cuda_reserved(ordinal));
+        throw_out_of_memory(d, allocating(bytes), free_bytes(d), cuda_reserved(ordinal));
     }
     DEVTENSOR_CUDA_CHECK(status);
     return p;
@@ -128,12 +146,12 @@ inline void* allocate_bytes(const device& dev, std::size_t bytes) {
     require_available(dev);
     if (bytes == 0) return nullptr;
     if (auto& left = detail::allocations_until_failure(); left.load() >= 0 && left.fetch_sub(1) == 0)
-        detail::throw_out_of_memory(dev, bytes, 0, 0);  // an injected failure
+        detail::throw_out_of_memory(dev, detail::allocating(bytes), 0, 0);  // an injected failure
     void* p = nullptr;
     if (dev.is_cpu()) {
         p = detail::host_pool::instance().allocate(bytes);
         if (p == nullptr)
-            detail::throw_out_of_memory(dev, bytes, detail::cpu_properties().free_memory,
+            detail::throw_out_of_memory(dev, detail::allocating(bytes), detail::free_bytes(dev),
                                         detail::host_pool::instance().reserved());
     } else {
 #if DEVTENSOR_CUDA_RUNTIME
@@ -161,21 +179,27 @@ inline void deallocate_bytes(const device& dev, void* p, std::size_t bytes) noex
 #endif
 }
 
+// The five statistics follow one rule: a device that does not exist on this
+// machine is device_unavailable, as every other use of it is.
+
 /// Bytes held by live tensors on `dev`.
 template <Device D>
 std::size_t memory_allocated(const D& dev) {
+    require_available(device(dev), "memory_allocated");
     return detail::counters(device(dev)).allocated.load();
 }
 
 /// Highest memory_allocated(dev) since the start or the last reset_peak_memory_stats.
 template <Device D>
 std::size_t max_memory_allocated(const D& dev) {
+    require_available(device(dev), "max_memory_allocated");
     return detail::counters(device(dev)).peak.load();
 }
 
 /// Starts the peak over from what is allocated now.
 template <Device D>
 void reset_peak_memory_stats(const D& dev) {
+    require_available(device(dev), "reset_peak_memory_stats");
     auto& c = detail::counters(device(dev));
     c.peak.store(c.allocated.load());
 }
@@ -185,7 +209,7 @@ template <Device D>
 std::size_t memory_reserved(const D& dev) {
     const device d(dev);
     if (d.is_cpu()) return detail::host_pool::instance().reserved();
-    require_available(d);
+    require_available(d, "memory_reserved");
 #if DEVTENSOR_CUDA_RUNTIME
     return detail::cuda_reserved(d.index());
 #else
@@ -198,7 +222,7 @@ template <Device D>
 void empty_cache(const D& dev) {
     const device d(dev);
     if (d.is_cpu()) return detail::host_pool::instance().release_cached();
-    require_available(d);
+    require_available(d, "empty_cache");
 #if DEVTENSOR_CUDA_RUNTIME
     detail::cuda_trim(d.index());
 #endif

@@ -76,7 +76,7 @@ template <class T>
 DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uint64_t seed,
                                                 std::uint64_t first_block, std::int64_t q) {
     constexpr int per_block = elements_per_philox_block<T>;
-    T values[per_block];
+    T values[elements_per_philox_block<T>];  // the type uniform_values takes
     uniform_values(seed, first_block + static_cast<std::uint64_t>(q), values);
     const std::int64_t first = q * per_block;
     for (int e = 0; e < per_block && first + e < n; ++e) out[first + e] = values[e];
@@ -84,21 +84,19 @@ DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uin
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
-DEVTENSOR_BEGIN_TU_NAMESPACE
-
 /// The Philox4x32-10 bijection, bit for bit the published algorithm (Random123's philox4x32).
+/// One type in every translation unit; `Tu` keeps each kind's call its own (config.hpp).
 struct philox4x32_10 {
     using counter_type = std::array<std::uint32_t, 4>;
     using key_type = std::array<std::uint32_t, 2>;
 
+    template <class Tu = detail::tu_tag>
     counter_type operator()(counter_type counter, key_type key) const {
         std::uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
         detail::philox4x32_10_inplace(c, key[0], key[1]);
         return {c[0], c[1], c[2], c[3]};
     }
 };
-
-DEVTENSOR_END_TU_NAMESPACE
 
 /// PyTorch's default seed, so an unseeded program starts where torch does (not the same stream).
 inline constexpr std::uint64_t default_seed = 67280421310721ull;

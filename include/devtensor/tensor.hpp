@@ -6,6 +6,7 @@
 #include <devtensor/detail/copy.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/device_query.hpp>
+#include <devtensor/element.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/shape.hpp>
 
@@ -18,13 +19,10 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace devtensor {
-
-/// What a tensor may hold: bool, integers and floating-point numbers.
-template <class T>
-concept Element = std::is_arithmetic_v<T> && std::same_as<T, std::remove_cv_t<T>>;
 
 template <class T, class D = device>
 class tensor;
@@ -39,16 +37,33 @@ inline constexpr bool is_tensor_v<tensor<T, D>> = true;
 /// (checked at run time).
 template <class T, class D>
 class tensor {
-    static_assert(Element<T>, "devtensor::tensor: the element type must be arithmetic (bool, an "
-                              "integer or a floating-point type)");
+    DEVTENSOR_STATIC_CHECK_ELEMENT("devtensor::tensor", T);
     static_assert(Device<D>, "devtensor::tensor: D must be cpu_device, cuda_device or device");
 
 public:
     using value_type = T;
     using device_type = D;
 
-    /// An undefined tensor: no storage, rank 0, on D's default device.
+    /// An undefined tensor: no storage, numel() == 0, data() == nullptr, defined() false.
     tensor() = default;
+
+    /// Copies share the storage; a moved-from tensor is undefined, never a second
+    /// handle to memory the new owner may free.
+    tensor(const tensor&) = default;
+    tensor& operator=(const tensor&) = default;
+    tensor(tensor&& other) noexcept
+        : storage_(std::move(other.storage_)), data_(std::exchange(other.data_, nullptr)),
+          shape_(std::exchange(other.shape_, devtensor::shape{})), dev_(other.dev_) {}
+    tensor& operator=(tensor&& other) noexcept {
+        if (this != &other) {
+            storage_ = std::move(other.storage_);
+            data_ = std::exchange(other.data_, nullptr);
+            shape_ = std::exchange(other.shape_, devtensor::shape{});
+            dev_ = other.dev_;
+        }
+        return *this;
+    }
+    ~tensor() = default;
 
     /// Uninitialised storage for `s` on `dev` (see empty()).
     tensor(const devtensor::shape& s, const D& dev) : shape_(s), dev_(dev) {
@@ -69,10 +84,16 @@ public:
         requires std::same_as<D, devtensor::device>
     tensor(const tensor<T, E>& other)  // NOLINT: implicit on purpose, like the devices
         : storage_(other.storage_), data_(other.data_), shape_(other.shape_), dev_(other.dev_) {}
+    template <StaticDevice E>
+        requires std::same_as<D, devtensor::device>
+    tensor(tensor<T, E>&& other) noexcept  // NOLINT: implicit, and the source is left undefined
+        : storage_(std::move(other.storage_)), data_(std::exchange(other.data_, nullptr)),
+          shape_(std::exchange(other.shape_, devtensor::shape{})), dev_(other.dev_) {}
 
     D device() const noexcept { return dev_; }
     const devtensor::shape& shape() const noexcept { return shape_; }
-    std::int64_t numel() const noexcept { return shape_.numel(); }
+    /// Elements held: 0 for an undefined tensor.
+    std::int64_t numel() const noexcept { return defined() ? shape_.numel() : 0; }
     std::int64_t dim() const noexcept { return static_cast<std::int64_t>(shape_.rank()); }
     bool defined() const noexcept { return storage_ != nullptr; }
 
@@ -87,7 +108,8 @@ public:
 
     /// The tensor on `dev`: this very storage when it is there already, else a copy.
     template <Device E>
-    tensor<T, E> to(const E& dev) const {
+    [[nodiscard]] tensor<T, E> to(const E& dev) const {
+        require_defined("to");
         if (devtensor::device(dev) == devtensor::device(dev_))
             return tensor<T, E>(storage_, data_, shape_, dev);
         tensor<T, E> result(shape_, dev);
@@ -95,11 +117,12 @@ public:
                            devtensor::device(dev_), sizeof(T) * static_cast<std::size_t>(numel()));
         return result;
     }
-    tensor<T, cpu_device> cpu() const { return to(cpu_device{}); }
-    tensor<T, cuda_device> cuda(int ordinal = 0) const { return to(cuda_device{ordinal}); }
+    [[nodiscard]] tensor<T, cpu_device> cpu() const { return to(cpu_device{}); }
+    [[nodiscard]] tensor<T, cuda_device> cuda(int ordinal = 0) const { return to(cuda_device{ordinal}); }
 
     /// The elements, copied to the host in row-major order.
-    std::vector<T> to_vector() const {
+    [[nodiscard]] std::vector<T> to_vector() const {
+        require_defined("to_vector");
         const auto n = static_cast<std::size_t>(numel());
         if constexpr (std::same_as<T, bool>) {  // std::vector<bool> has no data()
             const auto host = cpu();
@@ -113,7 +136,8 @@ public:
     }
 
     /// The single element, copied to the host; shape_error unless numel() == 1.
-    T item() const {
+    [[nodiscard]] T item() const {
+        require_defined("item");
         if (numel() != 1)
             throw shape_error("devtensor::tensor::item: needs exactly one element, the shape is " +
                               shape_.to_string());
@@ -127,16 +151,19 @@ public:
     T& operator()(I... index) const {
         static_assert(!is_static_cuda_v<D>, "devtensor::tensor: element access needs host memory; "
                                             "copy it with .cpu() first");
+        require_defined("operator()");
         require_host();
         if (sizeof...(I) != shape_.rank())
             throw shape_error("devtensor::tensor: " + std::to_string(sizeof...(I)) +
                               " indices for a tensor of shape " + shape_.to_string());
-        const std::int64_t indices[] = {static_cast<std::int64_t>(index)..., 0};
         std::int64_t offset = 0;
-        for (std::size_t d = 0; d < shape_.rank(); ++d) {  // == sizeof...(I), checked above
-            check_index(indices[d], shape_[d], d);
-            offset = offset * shape_[d] + indices[d];
-        }
+        std::size_t d = 0;
+        [[maybe_unused]] const auto step = [&](auto i) {  // each index in its own type, for the message
+            check_index(i, shape_[d], d);
+            offset = offset * shape_[d] + static_cast<std::int64_t>(i);
+            ++d;
+        };
+        (step(index), ...);
         return data()[offset];
     }
 
@@ -144,6 +171,7 @@ public:
     T& operator[](std::int64_t i) const {
         static_assert(!is_static_cuda_v<D>, "devtensor::tensor: element access needs host memory; "
                                             "copy it with .cpu() first");
+        require_defined("operator[]");
         require_host();
         check_index(i, numel(), 0);
         return data()[i];
@@ -155,14 +183,22 @@ private:
     template <Device E, class U, class F>
     friend tensor<U, E> tensor_cast(const tensor<U, F>&);
 
+    void require_defined(const char* op) const {
+        if (!defined())
+            throw error(std::string("devtensor::tensor::") + op +
+                        ": the tensor is undefined (default-constructed or moved-from)");
+    }
     void require_host() const {
         if (!devtensor::device(dev_).is_cpu())
             throw device_mismatch("devtensor::tensor: element access needs host memory, but the "
                                   "tensor is on " + to_string(dev_) + "; copy it with .cpu() first");
     }
-    void check_index(std::int64_t i, std::int64_t size, std::size_t dim) const {
-        if (i < 0 || i >= size)
-            throw std::out_of_range("devtensor::tensor: index " + std::to_string(i) +
+    /// Checks in the index's own type, so that SIZE_MAX is reported as itself, not as -1.
+    template <std::integral I>
+    void check_index(I i, std::int64_t size, std::size_t dim) const {
+        if (!std::in_range<std::int64_t>(i) || static_cast<std::int64_t>(i) < 0 ||
+            static_cast<std::int64_t>(i) >= size)
+            throw index_error("devtensor::tensor: index " + std::to_string(i) +
                                     " is out of range for dimension " + std::to_string(dim) +
                                     " of size " + std::to_string(size) + " (shape " +
                                     shape_.to_string() + ")");
@@ -177,21 +213,21 @@ private:
 /// The checked way from a run-time tensor to a static one: shares the storage,
 /// throws device_mismatch when the tensor lives on another kind of device.
 template <Device E, class T, class F>
-tensor<T, E> tensor_cast(const tensor<T, F>& t) {
+[[nodiscard]] tensor<T, E> tensor_cast(const tensor<T, F>& t) {
     return tensor<T, E>(t.storage_, t.data_, t.shape_, device_cast<E>(devtensor::device(t.dev_)));
 }
 
 /// Uninitialised storage for `s` on `dev` (torch.empty).
-template <Element T, Device D = cpu_device>
-tensor<T, D> empty(const shape& s, const D& dev = D{}) {
+template <class T, Device D = cpu_device>
+[[nodiscard]] tensor<T, D> empty(const shape& s, const D& dev = D{}) {
     return tensor<T, D>(s, dev);
 }
 
 /// A tensor of shape `s` holding `values` (row-major), copied to `dev`.
 /// `values` is any contiguous range of T: a braced list, std::vector, std::span.
-template <Element T, std::ranges::contiguous_range R, Device D = cpu_device>
+template <class T, std::ranges::contiguous_range R, Device D = cpu_device>
     requires std::same_as<std::ranges::range_value_t<R>, T>
-tensor<T, D> from_values(const R& values, const shape& s, const D& dev = D{}) {
+[[nodiscard]] tensor<T, D> from_values(const R& values, const shape& s, const D& dev = D{}) {
     const auto n = static_cast<std::size_t>(std::ranges::size(values));
     if (static_cast<std::int64_t>(n) != s.numel())
         throw shape_error("devtensor::from_values: " + std::to_string(n) +
@@ -204,8 +240,8 @@ tensor<T, D> from_values(const R& values, const shape& s, const D& dev = D{}) {
 }
 
 /// Braced-list form: from_values<float>({1, 2, 3, 4}, {2, 2}).
-template <Element T, Device D = cpu_device>
-tensor<T, D> from_values(std::initializer_list<T> values, const shape& s, const D& dev = D{}) {
+template <class T, Device D = cpu_device>
+[[nodiscard]] tensor<T, D> from_values(std::initializer_list<T> values, const shape& s, const D& dev = D{}) {
     return from_values<T>(std::span<const T>(values.begin(), values.size()), s, dev);
 }
 

@@ -1,10 +1,24 @@
-# cmake -DCOMPILER= -DSOURCE= -DINCLUDE= -DEXPECT= -DOUTPUT= -P check.cmake
-set(flags -std=c++20 -I${INCLUDE} -c ${SOURCE} -o ${OUTPUT})
+# cmake -DCOMPILER= -DSOURCE= -DINCLUDE= -DEXPECT= -DOUTPUT= [-DFLAGS=a;b] [-DNO_KERNELS=ON] -P check.cmake
+# NO_KERNELS: the twin's object must hold no CUDA kernel (nvcc's host stubs), proving
+# that static CPU operands instantiate none.
+set(flags -std=c++20 ${FLAGS} -I${INCLUDE} -c ${SOURCE} -o ${OUTPUT})
 
 execute_process(COMMAND ${COMPILER} ${flags} -DDEVTENSOR_TWIN
                 RESULT_VARIABLE twin_result OUTPUT_VARIABLE twin_out ERROR_VARIABLE twin_out)
 if(NOT twin_result EQUAL 0)
   message(FATAL_ERROR "the twin (-DDEVTENSOR_TWIN) of ${SOURCE} must compile, but:\n${twin_out}")
+endif()
+if(NO_KERNELS)
+  execute_process(COMMAND nm ${OUTPUT} OUTPUT_VARIABLE symbols RESULT_VARIABLE nm_result)
+  if(NOT nm_result EQUAL 0)
+    message(FATAL_ERROR "nm ${OUTPUT} failed")
+  endif()
+  string(REGEX MATCHALL "__device_stub[^\n]*" stubs "${symbols}")
+  if(stubs)
+    list(LENGTH stubs count)
+    message(FATAL_ERROR "the twin of ${SOURCE} instantiated ${count} CUDA kernels for CPU tensors:\n${stubs}")
+  endif()
+  message(STATUS "the twin holds no CUDA kernel")
 endif()
 
 execute_process(COMMAND ${COMPILER} ${flags}

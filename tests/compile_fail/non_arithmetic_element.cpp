@@ -1,4 +1,4 @@
-// expect: devtensor::tensor: the element type must be arithmetic
+// expect: devtensor::tensor: the element type must be bool, a fixed-width integer, float or double
 #include <devtensor/devtensor.hpp>
 #include <string>
 namespace dt = devtensor;

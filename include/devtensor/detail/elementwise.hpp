@@ -6,16 +6,24 @@
 #include <devtensor/shape.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace devtensor::detail {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// a + b in T (bool: logical or, as in PyTorch).
+/// a + b in T (bool: logical or, as in PyTorch). Integers wrap as PyTorch's do:
+/// the sum is taken in the unsigned type (signed overflow is undefined in C++)
+/// and converted back, which C++20 defines as modular.
 struct plus {
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
-        return static_cast<T>(a + b);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            using U = std::make_unsigned_t<decltype(a + b)>;  // int for 1- and 2-byte types
+            return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+        } else {
+            return static_cast<T>(a + b);
+        }
     }
 };
 

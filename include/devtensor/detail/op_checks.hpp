@@ -1,12 +1,18 @@
-// The device and element-type rules every op with tensor operands follows
-// (DESIGN §6): compile-time checks where the types know, run-time otherwise.
+// The rules every op with tensor operands follows (DESIGN §5, §6): compile-time
+// checks where the types know, run-time checks otherwise, and the one place an
+// op picks its backend (on_device).
 #pragma once
 
 #include <devtensor/device.hpp>
+#include <devtensor/element.hpp>  // DEVTENSOR_FOR_EACH_ELEMENT
 #include <devtensor/error.hpp>
+#include <devtensor/tensor.hpp>
 
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 /// Two static operands of different device kinds do not compile.
 #define DEVTENSOR_STATIC_CHECK_SAME_DEVICE(op, DA, DB)                                             \
@@ -17,24 +23,63 @@
                   "devtensor::" op ": operands live on different devices (cuda vs cpu); move one " \
                   "with .to()")
 
-/// Element types must match exactly: conversions are explicit.
+// One refusal per pair of element types, so that the message names both.
+#define DEVTENSOR_DETAIL_DIFFER_CELL(U, u_name, op, TA, TB, V, v_name)                             \
+    static_assert(!(std::is_same_v<TA, V> && std::is_same_v<TB, U>),                               \
+                  "devtensor::" op ": element types differ (" v_name " vs " u_name                 \
+                  "); convert one explicitly");
+#define DEVTENSOR_DETAIL_DIFFER_ROW(V, v_name, op, TA, TB)                                         \
+    DEVTENSOR_FOR_EACH_ELEMENT_2(DEVTENSOR_DETAIL_DIFFER_CELL, op, TA, TB, V, v_name)
+
+/// Element types must match exactly: conversions are explicit. The message names
+/// both types; the pairwise refusals are only looked at when the types differ.
 #define DEVTENSOR_STATIC_CHECK_SAME_ELEMENT(op, TA, TB)                                            \
-    static_assert(!(std::is_same_v<TA, float> && std::is_same_v<TB, double>),                      \
-                  "devtensor::" op ": element types differ (float vs double); convert one "        \
-                  "explicitly");                                                                   \
-    static_assert(!(std::is_same_v<TA, double> && std::is_same_v<TB, float>),                      \
-                  "devtensor::" op ": element types differ (double vs float); convert one "        \
-                  "explicitly");                                                                   \
+    if constexpr (!std::is_same_v<TA, TB>) {                                                       \
+        DEVTENSOR_FOR_EACH_ELEMENT(DEVTENSOR_DETAIL_DIFFER_ROW, op, TA, TB)                        \
+    }                                                                                              \
     static_assert(std::is_same_v<TA, TB>,                                                          \
                   "devtensor::" op ": element types differ; convert one explicitly")
 
-/// A kernel op on a static CUDA operand needs an nvcc-compiled translation unit.
-#define DEVTENSOR_STATIC_CHECK_KERNELS(op, D)                                                      \
-    static_assert(DEVTENSOR_HAS_CUDA || !::devtensor::StaticCudaDevice<D>,                         \
+/// A kernel op on any static CUDA operand needs an nvcc-compiled translation unit.
+#define DEVTENSOR_STATIC_CHECK_KERNELS(op, ...)                                                    \
+    static_assert(DEVTENSOR_HAS_CUDA || !::devtensor::detail::any_static_cuda_v<__VA_ARGS__>,      \
                   "devtensor::" op ": CUDA kernels are not compiled into this translation unit; "  \
                   "compile this file with nvcc")
 
+// An op that serves only some element types refuses the others by name.
+// `refused` names a detail:: variable template, true for the types the op refuses.
+#define DEVTENSOR_DETAIL_REFUSE_IF(U, u_name, op, T, refused, why)                                 \
+    static_assert(!(std::is_same_v<T, U> && ::devtensor::detail::refused<U>),                      \
+                  "devtensor::" op ": " u_name " " why);
+
+/// Floating-point element types only (rand, nn::linear).
+#define DEVTENSOR_STATIC_CHECK_FLOATING(op, T)                                                     \
+    DEVTENSOR_FOR_EACH_ELEMENT(DEVTENSOR_DETAIL_REFUSE_IF, op, T, not_floating_v,                  \
+                               "is not served: it needs a floating-point element type (float or "  \
+                               "double)")                                                          \
+    static_assert(std::is_floating_point_v<T>,                                                     \
+                  "devtensor::" op ": needs a floating-point element type (float or double)")
+
+/// What the GEMM kernels serve: 4- and 8-byte elements (float, double, 32- and
+/// 64-bit integers). bool and 1- or 2-byte integers are refused on every device,
+/// so a program means the same under g++ and nvcc.
+#define DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT(op, T)                                                 \
+    DEVTENSOR_FOR_EACH_ELEMENT(DEVTENSOR_DETAIL_REFUSE_IF, op, T, not_gemm_element_v,              \
+                               "is not served: matrix products take float, double or 32- and "     \
+                               "64-bit integers; convert first")                                   \
+    static_assert(!::devtensor::detail::not_gemm_element_v<T>,                                     \
+                  "devtensor::" op ": matrix products take float, double or 32- and 64-bit "       \
+                  "integers; convert first")
+
 namespace devtensor::detail {
+
+template <class T>
+inline constexpr bool not_floating_v = !std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool not_gemm_element_v = sizeof(T) < 4;
+
+template <class... D>
+inline constexpr bool any_static_cuda_v = (StaticCudaDevice<D> || ...);
 
 /// PyTorch's wording for operands on different devices.
 inline void check_same_device(const char* op, const device& a, const device& b) {
@@ -44,12 +89,65 @@ inline void check_same_device(const char* op, const device& a, const device& b) 
                               op + ")");
 }
 
+/// An undefined operand (default-constructed or moved-from) is an error naming it.
+inline void check_defined(const char* op, std::initializer_list<std::pair<const char*, bool>> operands) {
+    for (const auto& [name, defined] : operands)
+        if (!defined)
+            throw error(std::string("devtensor::") + op + ": " + name +
+                        " is an undefined tensor (default-constructed or moved-from)");
+}
+
+/// An output that shares some but not all of its memory with an input would be
+/// read after it is written: refused, as PyTorch refuses it. The very same view
+/// (add(a, b, a)) is fine, since each element is read before it is written.
+template <class T, class DO, class DI>
+void check_no_partial_overlap(const char* op, const tensor<T, DO>& out, const char* name,
+                              const tensor<T, DI>& in) {
+    const auto begin = [](const auto& t) { return reinterpret_cast<std::uintptr_t>(t.data()); };
+    const auto end = [&](const auto& t) {
+        return begin(t) + static_cast<std::uintptr_t>(t.numel()) * sizeof(T);
+    };
+    if (out.numel() == 0 || in.numel() == 0) return;
+    if (begin(out) == begin(in) && out.shape() == in.shape()) return;
+    if (begin(out) < end(in) && begin(in) < end(out))
+        throw error(std::string("devtensor::") + op + ": the output " + out.shape().to_string() +
+                    " and " + name + " " + in.shape().to_string() +
+                    " partially overlap in memory, so elements would be read after they are "
+                    "written; write to a separate output (only the very same tensor may be both)");
+}
+
 /// A run-time tensor on a GPU reached an op in a translation unit without kernels.
 [[noreturn]] inline void throw_no_kernels(const char* op, const device& d) {
     throw device_error(std::string("devtensor::") + op + ": the tensor is on " + to_string(d) +
                        ", but this translation unit was not compiled by nvcc and has no CUDA "
                        "kernels; compile this file with nvcc");
 }
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// Runs `on_cpu()` or `on_cuda(ordinal)` for `dev`: the one place an op picks its
+/// backend. `on_cuda` is a generic lambda whose body calls the kernels under
+/// `#if DEVTENSOR_HAS_CUDA`; it is instantiated only where the device may be a
+/// GPU, so a static CPU operand builds no kernel even in a file nvcc compiles.
+template <class D, class OnCpu, class OnCuda>
+void on_device([[maybe_unused]] const char* op, const D& dev, OnCpu&& on_cpu,
+               [[maybe_unused]] OnCuda&& on_cuda) {
+    if constexpr (HostAccessible<D>) {
+        on_cpu();
+    } else {
+        const device d(dev);
+        if constexpr (!StaticCudaDevice<D>) {
+            if (d.is_cpu()) return on_cpu();
+        }
+#if DEVTENSOR_HAS_CUDA
+        on_cuda(d.index());
+#else
+        throw_no_kernels(op, d);
+#endif
+    }
+}
+
+DEVTENSOR_END_TU_NAMESPACE
 
 /// The static type of an op's result: the static operand's device type when there is one.
 template <class DA, class DB>

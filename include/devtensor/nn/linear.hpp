@@ -2,28 +2,34 @@
 #pragma once
 
 #include <devtensor/backend/cpu/random.hpp>
+#include <devtensor/detail/op_checks.hpp>  // DEVTENSOR_STATIC_CHECK_FLOATING
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/random.hpp>
 #include <devtensor/tensor.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace devtensor::nn {
-
-DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// y = x · weightᵀ + bias, weight [out, in], bias [out]. Parameters start on the
 /// CPU, uniform in ±1/sqrt(in_features) as in torch.nn.Linear, drawn from `gen`
 /// (weight first, then bias), and are then moved to D's default device; so the
 /// initial weights are the same wherever the layer ends up.
-template <Element T, Device D = device>
+///
+/// One type in every translation unit: the members that reach kernels take the
+/// defaulted `Tu` parameter (config.hpp), so nvcc and g++ files each get their own.
+template <class T, Device D = device>
 class linear {
+    DEVTENSOR_STATIC_CHECK_FLOATING("nn::linear", T);
+
 public:
+    template <class Tu = detail::tu_tag>
     linear(std::int64_t in_features, std::int64_t out_features, bool bias = true,
            generator& gen = default_generator(device()))
-        : linear(init(in_features, out_features, bias, gen)) {}
+        : linear(init<Tu>(in_features, out_features, bias, gen)) {}
 
     tensor<T, D> weight;
     tensor<T, D> bias;  ///< undefined when the layer has no bias
@@ -33,17 +39,17 @@ public:
 
     /// The layer on `dev`; a static device gives a new type. Parameters already there are shared.
     template <Device E>
-    linear<T, E> to(const E& dev) const {
+    [[nodiscard]] linear<T, E> to(const E& dev) const {
         return linear<T, E>(weight.to(dev), bias.defined() ? bias.to(dev) : tensor<T, E>{});
     }
 
-    template <class X>
-    auto forward(const X& x) const {
+    template <class X, class Tu = detail::tu_tag>
+    [[nodiscard]] auto forward(const X& x) const {
         return devtensor::linear(x, weight, bias);
     }
-    template <class X>
-    auto operator()(const X& x) const {
-        return forward(x);
+    template <class X, class Tu = detail::tu_tag>
+    [[nodiscard]] auto operator()(const X& x) const {
+        return forward<X, Tu>(x);
     }
 
     /// weight, then bias when there is one (run-time handles sharing the storage).
@@ -54,13 +60,17 @@ public:
     }
 
 private:
-    template <Element, Device>
+    template <class, Device>
     friend class linear;
 
     linear(tensor<T, D> w, tensor<T, D> b) : weight(std::move(w)), bias(std::move(b)) {}
 
+    template <class Tu>
     static linear init(std::int64_t in_features, std::int64_t out_features, bool with_bias,
                        generator& gen) {
+        if (in_features < 0 || out_features < 0)
+            throw shape_error("devtensor::nn::linear: in_features and out_features must be >= 0, got " +
+                              std::to_string(in_features) + " and " + std::to_string(out_features));
         const T bound = in_features > 0 ? T(1) / std::sqrt(static_cast<T>(in_features)) : T(0);
         const auto uniform = [&](const shape& s) {
             tensor<T, cpu_device> t(s, cpu_device{});
@@ -74,7 +84,5 @@ private:
         return linear(w, with_bias ? uniform({out_features}) : tensor<T, D>{});
     }
 };
-
-DEVTENSOR_END_TU_NAMESPACE
 
 }  // namespace devtensor::nn

@@ -1,9 +1,12 @@
 // nn::sequential: a compile-time chain of layers, moved together, called in order.
 #pragma once
 
+#include <devtensor/config.hpp>  // detail::tu_tag
 #include <devtensor/device.hpp>
+#include <devtensor/error.hpp>
 
 #include <cstddef>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -18,19 +21,20 @@ public:
 
     /// Every layer on `dev` (a new type for a static device).
     template <Device E>
-    auto to(const E& dev) const {
+    [[nodiscard]] auto to(const E& dev) const {
         return std::apply(
             [&](const auto&... layer) { return sequential<decltype(layer.to(dev))...>(layer.to(dev)...); },
             layers_);
     }
 
-    template <class X>
-    auto operator()(const X& x) const {
-        return call<0>(x);
+    /// The layers applied in order. A shape or device error names the layer it came from.
+    template <class X, class Tu = detail::tu_tag>
+    [[nodiscard]] auto operator()(const X& x) const {
+        return call<0, Tu>(x);
     }
-    template <class X>
-    auto forward(const X& x) const {
-        return call<0>(x);
+    template <class X, class Tu = detail::tu_tag>
+    [[nodiscard]] auto forward(const X& x) const {
+        return call<0, Tu>(x);
     }
 
     template <std::size_t I>
@@ -39,10 +43,23 @@ public:
     const auto& get() const noexcept { return std::get<I>(layers_); }
 
 private:
-    template <std::size_t I, class X>
+    template <std::size_t I, class Tu, class X>
     auto call(const X& x) const {
-        if constexpr (I + 1 == sizeof...(Layers)) return std::get<I>(layers_)(x);
-        else return call<I + 1>(std::get<I>(layers_)(x));
+        if constexpr (I + 1 == sizeof...(Layers)) return run<I, Tu>(x);
+        else return call<I + 1, Tu>(run<I, Tu>(x));
+    }
+
+    /// Layer I on x; its shape_error or device_mismatch says which layer it was.
+    template <std::size_t I, class Tu, class X>
+    auto run(const X& x) const {
+        const auto where = [] { return " (in nn::sequential layer " + std::to_string(I) + ")"; };
+        try {
+            return std::get<I>(layers_)(x);
+        } catch (const shape_error& e) {
+            throw shape_error(e.what() + where());
+        } catch (const device_mismatch& e) {
+            throw device_mismatch(e.what() + where());
+        }
     }
 
     std::tuple<Layers...> layers_;

@@ -5,6 +5,8 @@
 #include <devtensor/backend/cpu/elementwise.hpp>
 #include <devtensor/detail/op_checks.hpp>
 #include <devtensor/tensor.hpp>
+
+#include <type_traits>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
 #endif
@@ -15,17 +17,15 @@ namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 template <class T, class D>
-void fill_any([[maybe_unused]] const char* op, const tensor<T, D>& t, T value) {
-    const device dev(t.device());
-    if (dev.is_cpu()) {
-        backend_cpu::fill(t.data(), t.numel(), value);
-    } else {
+void fill_any(const char* op, const tensor<T, D>& t, T value) {
+    check_defined(op, {{"the tensor", t.defined()}});
+    on_device(
+        op, t.device(), [&] { backend_cpu::fill(t.data(), t.numel(), value); },
+        [&]([[maybe_unused]] auto ordinal) {
 #if DEVTENSOR_HAS_CUDA
-        backend_cuda::fill(dev.index(), t.data(), t.numel(), value);
-#else
-        throw_no_kernels(op, dev);
+            backend_cuda::fill(ordinal, t.data(), t.numel(), value);
 #endif
-    }
+        });
 }
 
 /// A new tensor of shape `s` on `dev` holding `value` everywhere.
@@ -42,29 +42,29 @@ DEVTENSOR_END_TU_NAMESPACE
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// Sets every element of `t` to `value` (torch.Tensor.fill_).
-template <Element T, Device D>
-void fill(const tensor<T, D>& t, T value) {
+template <class T, Device D>
+void fill(const tensor<T, D>& t, std::type_identity_t<T> value) {
     DEVTENSOR_STATIC_CHECK_KERNELS("fill", D);
     detail::fill_any("fill", t, value);
 }
 
 /// A tensor of shape `s` on `dev` filled with `value` (torch.full).
-template <Element T, Device D = cpu_device>
-tensor<T, D> full(const shape& s, T value, const D& dev = D{}) {
+template <class T, Device D = cpu_device>
+[[nodiscard]] tensor<T, D> full(const shape& s, T value, const D& dev = D{}) {
     DEVTENSOR_STATIC_CHECK_KERNELS("full", D);
     return detail::filled("full", s, value, dev);
 }
 
 /// A tensor of ones (torch.ones): ones<float>({2, 3}, try_gpu()).
-template <Element T, Device D = cpu_device>
-tensor<T, D> ones(const shape& s, const D& dev = D{}) {
+template <class T, Device D = cpu_device>
+[[nodiscard]] tensor<T, D> ones(const shape& s, const D& dev = D{}) {
     DEVTENSOR_STATIC_CHECK_KERNELS("ones", D);
     return detail::filled("ones", s, T{1}, dev);
 }
 
 /// A tensor of zeros (torch.zeros).
-template <Element T, Device D = cpu_device>
-tensor<T, D> zeros(const shape& s, const D& dev = D{}) {
+template <class T, Device D = cpu_device>
+[[nodiscard]] tensor<T, D> zeros(const shape& s, const D& dev = D{}) {
     DEVTENSOR_STATIC_CHECK_KERNELS("zeros", D);
     return detail::filled("zeros", s, T{0}, dev);
 }

@@ -15,14 +15,17 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 /// x [batch..., in] · weight [out, in]ᵀ + bias [out] -> [batch..., out] (torch.nn.functional.linear).
 /// An undefined bias (tensor{}) means none.
 template <class TX, class DX, class TW, class DW, class TB, class DB>
-tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
-                                                   const tensor<TW, DW>& weight,
-                                                   const tensor<TB, DB>& bias) {
+[[nodiscard]] tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
+                                                                 const tensor<TW, DW>& weight,
+                                                                 const tensor<TB, DB>& bias) {
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DX, DW);
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DX, DB);
+    DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DW, DB);
     DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("linear", TX, TW);
     DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("linear", TX, TB);
-    DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX);
+    DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT("linear", TX);
+    DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX, DW, DB);
+    detail::check_defined("linear", {{"the input", x.defined()}, {"the weight", weight.defined()}});
     detail::check_same_device("linear", x.device(), weight.device());
     if (bias.defined()) detail::check_same_device("linear", x.device(), bias.device());
     if (weight.dim() != 2)
@@ -44,7 +47,7 @@ tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
     tensor<TX, result_device> out(shape(dims), device_cast<result_device>(device(x.device())));
     const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();
     // B[k][n] = weight[n][k]: row stride 1, column stride in_features.
-    detail::gemm_any<TX>("linear", device(x.device()),
+    detail::gemm_any<TX>("linear", out.device(),
                          {batch, out_features, in_features, x.data(), in_features, 1, weight.data(),
                           1, in_features, out.data(), out_features, bias.defined() ? bias.data() : nullptr});
     return out;
@@ -52,8 +55,8 @@ tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
 
 /// linear without a bias.
 template <class TX, class DX, class TW, class DW>
-tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
-                                                   const tensor<TW, DW>& weight) {
+[[nodiscard]] tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
+                                                                 const tensor<TW, DW>& weight) {
     return linear(x, weight, tensor<TW, DW>{});
 }
 

@@ -15,18 +15,19 @@ namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// C = A·B (+ bias) on `dev`, operands described by strides.
-template <class T>
-void gemm_any([[maybe_unused]] const char* op, const device& dev, const backend_cuda::gemm_params<T>& p) {
-    if (dev.is_cpu()) {
-        backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col}, p.c,
-                             p.ldc, p.bias);
-    } else {
+template <class T, class D>
+void gemm_any(const char* op, const D& dev, const backend_cuda::gemm_params<T>& p) {
+    on_device(
+        op, dev,
+        [&] {
+            backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col},
+                                 p.c, p.ldc, p.bias);
+        },
+        [&]([[maybe_unused]] auto ordinal) {
 #if DEVTENSOR_HAS_CUDA
-        backend_cuda::gemm(dev.index(), p);
-#else
-        throw_no_kernels(op, dev);
+            backend_cuda::gemm(ordinal, p);
 #endif
-    }
+        });
 }
 
 DEVTENSOR_END_TU_NAMESPACE
@@ -36,11 +37,13 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// The matrix product of a [m, k] and b [k, n]: [m, n] (torch.mm).
 template <class TA, class DA, class TB, class DB>
-tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a,
-                                                   const tensor<TB, DB>& b) {
+[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a,
+                                                                 const tensor<TB, DB>& b) {
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("matmul", DA, DB);
     DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("matmul", TA, TB);
-    DEVTENSOR_STATIC_CHECK_KERNELS("matmul", DA);
+    DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT("matmul", TA);
+    DEVTENSOR_STATIC_CHECK_KERNELS("matmul", DA, DB);
+    detail::check_defined("matmul", {{"a", a.defined()}, {"b", b.defined()}});
     detail::check_same_device("matmul", a.device(), b.device());
     if (a.dim() != 2 || b.dim() != 2 || a.shape()[1] != b.shape()[0])
         throw shape_error("devtensor::matmul: shapes " + a.shape().to_string() + " and " +
@@ -49,7 +52,7 @@ tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a,
     using result_device = detail::common_device_t<DA, DB>;
     const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     tensor<TA, result_device> out({m, n}, device_cast<result_device>(device(a.device())));
-    detail::gemm_any<TA>("matmul", device(a.device()),
+    detail::gemm_any<TA>("matmul", out.device(),
                          {m, n, k, a.data(), k, 1, b.data(), n, 1, out.data(), n, nullptr});
     return out;
 }

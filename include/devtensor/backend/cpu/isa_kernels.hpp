@@ -6,6 +6,7 @@
 #include <devtensor/backend/cpu/random_simd.hpp>  // philox_ops
 #include <devtensor/backend/cpu/simd.hpp>         // vec, DEVTENSOR_UNROLL
 
+#include <cstddef>
 #include <cstdint>
 
 namespace devtensor::backend_cpu {
@@ -25,7 +26,9 @@ namespace avx2 {
 #  pragma GCC diagnostic push
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it then
 // reports as maybe uninitialised once they are inlined into these kernels.
-#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  if !defined(__clang__)  // clang has no -Wmaybe-uninitialized and would warn about the name
+#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  endif
 #  pragma GCC diagnostic ignored "-Wuninitialized"
 namespace avx512 {
 #  define DEVTENSOR_ISA simd::isa::avx512

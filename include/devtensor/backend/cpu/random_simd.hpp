@@ -19,7 +19,9 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 #  pragma GCC diagnostic push
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it then
 // reports as maybe uninitialised once they are inlined here.
-#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  if !defined(__clang__)  // clang has no -Wmaybe-uninitialized and would warn about the name
+#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  endif
 #  pragma GCC diagnostic ignored "-Wuninitialized"
 
 /// Integer lanes for Philox, per ISA: `lanes` 32-bit words per register.

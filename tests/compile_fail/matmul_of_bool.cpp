@@ -1,0 +1,16 @@
+// expect: devtensor::matmul: bool is not served: matrix products take float, double or 32- and 64-bit integers
+// nvcc: no kernels: static CPU operands must not reach the kernels, even in a file nvcc compiles
+#include <devtensor/devtensor.hpp>
+namespace dt = devtensor;
+void f(const dt::tensor<bool, dt::cpu_device>& a, const dt::tensor<std::int32_t, dt::cpu_device>& b,
+       const dt::tensor<std::int8_t>& c) {
+#ifdef DEVTENSOR_TWIN
+    (void)dt::matmul(b, b);
+    (void)(a + a);  // every element type adds
+    (void)(c + c);
+#else
+    (void)dt::matmul(a, a);
+    (void)c;
+    (void)b;
+#endif
+}

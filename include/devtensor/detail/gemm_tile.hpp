@@ -4,16 +4,20 @@
 
 #include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
 
+#include <cstddef>
+
 namespace devtensor::detail {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// acc[i][j] += sum over k < kc of a[k*a_k + i*a_i] * b[k*b_k + j*b_j].
+/// (Array bounds are cast to std::size_t: g++ -Wsign-conversion flags an int template parameter there.)
 template <int MR, int NR, class T, class I>
-DEVTENSOR_HOST_DEVICE inline void gemm_micro_tile(I kc, const T* a, I a_k, I a_i, const T* b, I b_k,
-                                                  I b_j, T (&acc)[MR][NR]) {
+DEVTENSOR_HOST_DEVICE inline void gemm_micro_tile(
+    I kc, const T* a, I a_k, I a_i, const T* b, I b_k, I b_j,
+    T (&acc)[static_cast<std::size_t>(MR)][static_cast<std::size_t>(NR)]) {
     for (I k = 0; k < kc; ++k) {
-        T av[MR], bv[NR];
+        T av[static_cast<std::size_t>(MR)], bv[static_cast<std::size_t>(NR)];
         for (int i = 0; i < MR; ++i) av[i] = a[k * a_k + i * a_i];
         for (int j = 0; j < NR; ++j) bv[j] = b[k * b_k + j * b_j];
         for (int i = 0; i < MR; ++i)

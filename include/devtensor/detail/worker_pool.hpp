@@ -72,7 +72,7 @@ private:
     }
 
     void start_workers(int wanted) {
-        std::lock_guard lock(mutex_);
+        std::lock_guard starting(mutex_);
         while (static_cast<int>(workers_.size()) < wanted) {
             workers_.emplace_back([this, seen = generation_]() mutable {
                 inside_region() = true;

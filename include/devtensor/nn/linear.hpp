@@ -27,9 +27,9 @@ class linear {
 
 public:
     template <class Tu = detail::tu_tag>
-    linear(std::int64_t in_features, std::int64_t out_features, bool bias = true,
+    linear(std::int64_t in_features, std::int64_t out_features, bool with_bias = true,
            generator& gen = default_generator(device()))
-        : linear(init<Tu>(in_features, out_features, bias, gen)) {}
+        : linear(init<Tu>(in_features, out_features, with_bias, gen)) {}
 
     tensor<T, D> weight;
     tensor<T, D> bias;  ///< undefined when the layer has no bias

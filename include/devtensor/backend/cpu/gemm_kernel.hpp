@@ -9,6 +9,7 @@
 #include <devtensor/detail/gemm_tile.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace devtensor::backend_cpu {
@@ -16,7 +17,7 @@ namespace devtensor::backend_cpu {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// Writes the h x w part of a computed tile into C: C += tile, or C = tile (+ bias).
-template <int MR, int NR, class T>
+template <std::size_t MR, std::size_t NR, class T>
 void store_tile(const T (&tile)[MR][NR], T* c, std::int64_t ldc, std::int64_t h, std::int64_t w,
                 bool accumulate, const T* bias) {
     for (std::int64_t i = 0; i < h; ++i) {
@@ -37,7 +38,7 @@ struct portable_kernel {
 
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool accumulate, const T* bias) {
-        T acc[mr][nr] = {};
+        T acc[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)] = {};
         detail::gemm_micro_tile<mr, nr>(kc_, a, std::int64_t{mr}, std::int64_t{1}, b, std::int64_t{nr},
                                         std::int64_t{1}, acc);
         store_tile(acc, c, ldc, mr, nr, accumulate, bias);

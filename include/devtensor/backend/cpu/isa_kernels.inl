@@ -14,7 +14,7 @@ DEVTENSOR_ISA_FUNCTION void gemm_tile(std::int64_t kc, const T* a, const T* b, T
                                       bool accumulate, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
-    typename V::type acc[MR][2];
+    typename V::type acc[static_cast<std::size_t>(MR)][2];
     DEVTENSOR_UNROLL(16)
     for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
     DEVTENSOR_UNROLL(2)
@@ -46,14 +46,14 @@ template <int MB, int NB, class T>
 DEVTENSOR_ISA_FUNCTION void dot_block(std::int64_t k, const T* a, std::int64_t lda, const T* b,
                                       std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
-    typename V::type acc[MB][NB];
+    typename V::type acc[static_cast<std::size_t>(MB)][static_cast<std::size_t>(NB)];
     DEVTENSOR_UNROLL(8)
     for (int i = 0; i < MB; ++i)
         DEVTENSOR_UNROLL(8)
         for (int j = 0; j < NB; ++j) acc[i][j] = V::zero();
     std::int64_t p = 0;
     for (; p + V::lanes <= k; p += V::lanes) {
-        typename V::type bv[NB];
+        typename V::type bv[static_cast<std::size_t>(NB)];
         DEVTENSOR_UNROLL(8)
         for (int j = 0; j < NB; ++j) bv[j] = V::load(b + j * ldb + p);
         DEVTENSOR_UNROLL(8)
@@ -103,7 +103,8 @@ DEVTENSOR_ISA_FUNCTION void philox_groups(float* out, std::uint64_t seed, std::u
     using P = philox_ops<DEVTENSOR_ISA>;
     using u32 = typename P::u32;
     const u32 m0 = P::set1(0xD2511F53u), m1 = P::set1(0xCD9E8D57u);
-    u32 x0[G], x1[G], x2[G], x3[G];
+    constexpr auto groups = static_cast<std::size_t>(G);
+    u32 x0[groups], x1[groups], x2[groups], x3[groups];
     DEVTENSOR_UNROLL(4)
     for (int g = 0; g < G; ++g) {
         // Lane l is block base + l: its low word, and its high word with the carry.

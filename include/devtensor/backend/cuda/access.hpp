@@ -6,6 +6,7 @@
 
 #include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -24,7 +25,7 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 /// L consecutive elements, aligned as one access: pack<float, 4> is a float4.
 template <class T, int L>
 struct alignas(sizeof(T) * L) pack {
-    T v[L];
+    T v[static_cast<std::size_t>(L)];
 };
 
 /// Elements of T in one 16-byte access.

@@ -41,7 +41,7 @@ DEVTENSOR_HOST_DEVICE inline void fill_phase(T* out, I n, T value, I thread, I t
 template <int L, int U, class T, class I>
 DEVTENSOR_HOST_DEVICE inline void add_round(const T* a, const T* b, T* out, I i, I threads) {
     const detail::plus op;
-    pack<T, L> x[U], y[U];
+    pack<T, L> x[static_cast<std::size_t>(U)], y[static_cast<std::size_t>(U)];
     for (int u = 0; u < U; ++u) {
         x[u] = load_pack<L>(a + (i + u * threads) * L);
         y[u] = load_pack<L>(b + (i + u * threads) * L);

@@ -112,10 +112,10 @@ if command -v ninja >/dev/null 2>&1; then
   generator=(-G Ninja)
   keep_going=(-- -k 0)
 fi
-# RelWithDebInfo, as scripts/test.sh builds the tests; it changes host code only (nvcc
-# optimises device code alike). -lineinfo gives compute-sanitizer source lines.
+# Release, as scripts/test.sh builds the tests; the build type changes host code only
+# (nvcc optimises device code alike). -lineinfo gives compute-sanitizer source lines.
 step configure 90 "$out/build.log" cmake -S . -B "$build" "${generator[@]}" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEVTENSOR_ENABLE_CUDA=ON -DCMAKE_CUDA_FLAGS=-lineinfo \
+  -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_ENABLE_CUDA=ON -DCMAKE_CUDA_FLAGS=-lineinfo \
   -DCMAKE_INCLUDE_PATH="$PWD/.deps/include" || exit 1
 targets=(devtensor_tests_cuda tour_cuda device_query_cuda devtensor_bench_gpu)
 have_dlpack=0

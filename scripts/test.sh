@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine; installs what is missing.
-#  1. the main build through CTest: the CPU build (g++) and, where nvcc exists,
+# Build types: the main build is Release (what users ship), the ASan build Debug,
+# the TSan build RelWithDebInfo; MinSizeRel is checked by hand (README).
+#  1. the main build (Release) through CTest: the CPU build (g++) and, where nvcc exists,
 #     the CUDA build (nvcc, sm_90 + PTX) of the test suite, the libtorch
 #     reference and DLPack tests, compile-fail tests, self-contained headers,
 #     consumer projects (find_package, add_subdirectory, FetchContent, CUDA,
-#     pkg-config) and device_query --json. GPU cases skip without a GPU.
+#     pkg-config), the headers under strict warnings with g++ and clang++, and
+#     device_query --json. The CUDA build links nvcc and g++ files passing
+#     tensors, layers and generators across. GPU cases skip without a GPU.
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
 #  3. the CPU suite under ThreadSanitizer, multi-threaded on devtensor's own pool;
 #  4. valgrind memcheck on the tour and device_query;
@@ -40,7 +44,7 @@ step() {  # step NAME COMMAND...: runs it, records the outcome
 }
 
 main_build() {
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(cuda_flag) >/dev/null &&
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $(cuda_flag) >/dev/null &&
     cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; return 1; }
   ctest --test-dir "$build" -j "$jobs" --output-on-failure -V >"$build/ctest.log" 2>&1
   local status=$?

@@ -136,6 +136,11 @@ if built tests "$tests"; then
   step tests 120 "$out/tests.txt" "$tests"
   counts "$out/tests.txt"
 fi
+if [ -x "$tests" ]; then  # every op waits for its kernels: a fault names the kernel that made it
+  step launch_blocking 30 "$out/launch_blocking.txt" env DEVTENSOR_LAUNCH_BLOCKING=1 "$tests" \
+    -tc="$(gpu_cases tests/test_stream.cpp tests/test_add.cpp | joined)"
+  counts "$out/launch_blocking.txt"
+fi
 if ((have_dlpack)) && built dlpack "$dlpack"; then
   step dlpack 30 "$out/dlpack.txt" "$dlpack"
   counts "$out/dlpack.txt"

@@ -61,7 +61,10 @@ inline std::string cuda_unavailable_reason() {
 inline int cuda_runtime_version() noexcept {
     int version = 0;
 #if DEVTENSOR_CUDA_RUNTIME
-    if (cudaRuntimeGetVersion(&version) != cudaSuccess) version = 0;
+    if (cudaRuntimeGetVersion(&version) != cudaSuccess) {
+        (void)cudaGetLastError();  // an ignored error is never left for the next call
+        version = 0;
+    }
 #endif
     return version;
 }
@@ -71,7 +74,10 @@ inline int cuda_runtime_version() noexcept {
 inline int cuda_driver_version() noexcept {
     int version = 0;
 #if DEVTENSOR_CUDA_RUNTIME
-    if (cudaDriverGetVersion(&version) != cudaSuccess) version = 0;
+    if (cudaDriverGetVersion(&version) != cudaSuccess) {
+        (void)cudaGetLastError();  // an ignored error is never left for the next call
+        version = 0;
+    }
 #endif
     return version;
 }

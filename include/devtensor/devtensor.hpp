@@ -5,11 +5,13 @@
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/device_query.hpp>
+#include <devtensor/element.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/format.hpp>
 #include <devtensor/memory.hpp>
 #include <devtensor/random.hpp>
 #include <devtensor/shape.hpp>
+#include <devtensor/stream.hpp>
 #include <devtensor/tensor.hpp>
 #include <devtensor/threads.hpp>
 #include <devtensor/version.hpp>

@@ -1,6 +1,6 @@
 // One allocator per device kind, with PyTorch's memory statistics:
 // memory_allocated, max_memory_allocated, reset_peak_memory_stats,
-// memory_reserved, empty_cache. CUDA memory comes from the stream-ordered pool,
+// memory_reserved, empty_cache. CUDA memory comes from devtensor's own stream-ordered pool,
 // host memory from the caching host pool (detail/host_pool.hpp).
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 namespace devtensor {
@@ -86,17 +87,25 @@ inline std::string allocating(std::size_t bytes) {
 }
 
 #if DEVTENSOR_CUDA_RUNTIME
-/// The device's default stream-ordered pool, set to keep freed memory cached.
+/// devtensor's own stream-ordered pool on device `ordinal`, created on first use
+/// and kept for the life of the process. Not the device's default pool: its
+/// settings (keep freed memory cached) and its statistics are devtensor's alone,
+/// whatever other libraries do with cudaMallocAsync or cudaDeviceSetMemPool.
 inline cudaMemPool_t cuda_pool(int ordinal) {
-    cudaMemPool_t pool{};
-    DEVTENSOR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, ordinal));
+    static std::array<cudaMemPool_t, DEVTENSOR_MAX_CUDA_DEVICES> pools{};
     static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
-    std::call_once(once[static_cast<std::size_t>(ordinal)], [pool] {
+    const auto slot = static_cast<std::size_t>(ordinal);
+    std::call_once(once[slot], [ordinal, slot] {
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = ordinal;
+        DEVTENSOR_CUDA_CHECK(cudaMemPoolCreate(&pools[slot], &props));
         std::uint64_t keep_all = UINT64_MAX;
         DEVTENSOR_CUDA_CHECK(
-            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+            cudaMemPoolSetAttribute(pools[slot], cudaMemPoolAttrReleaseThreshold, &keep_all));
     });
-    return pool;
+    return pools[slot];
 }
 
 inline std::size_t cuda_reserved(int ordinal) {
@@ -115,13 +124,13 @@ inline void* cuda_allocate(const device& d, std::size_t bytes) {
     const int ordinal = d.index();
     cudart::device_guard guard(ordinal);
     const cudaStream_t stream = cudart::stream(ordinal);
-    (void)cuda_pool(ordinal);
+    const cudaMemPool_t pool = cuda_pool(ordinal);
     void* p = nullptr;
-    cudaError_t status = cudaMallocAsync(&p, bytes, stream);
+    cudaError_t status = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
     if (status == cudaErrorMemoryAllocation) {  // return the cache, then retry once
         (void)cudaGetLastError();
         cuda_trim(ordinal);
-        status = cudaMallocAsync(&p, bytes, stream);
+        status = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
     }
     if (status == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
@@ -173,8 +182,10 @@ inline void deallocate_bytes(const device& dev, void* p, std::size_t bytes) noex
 #if DEVTENSOR_CUDA_RUNTIME
     try {
         detail::cudart::device_guard guard(dev.index());
-        (void)cudaFreeAsync(p, detail::cudart::stream(dev.index()));
-    } catch (...) {  // a dying context at exit: nothing left to free into
+        // Back to devtensor's pool, after the stream's queued work. A failure (a dying
+        // context at exit) leaves nothing to free into; its error is not left for the next call.
+        if (cudaFreeAsync(p, detail::cudart::stream(dev.index())) != cudaSuccess) (void)cudaGetLastError();
+    } catch (...) {
     }
 #endif
 }

@@ -155,19 +155,20 @@ std::int64_t resident_blocks(int ordinal) {
     return std::int64_t{per_multiprocessor[static_cast<std::size_t>(ordinal)]} * shape_of(ordinal).multiprocessors;
 }
 
-/// Launches on device `ordinal`'s stream and checks the launch.
+/// Launches kernel `name` on device `ordinal`'s stream and checks the launch
+/// (with DEVTENSOR_LAUNCH_BLOCKING=1, also the kernel's run).
 template <class Kernel, class... Args>
-void launch(int ordinal, dim3 grid, dim3 block, Kernel kernel, Args... args) {
+void launch(const char* name, int ordinal, dim3 grid, dim3 block, Kernel kernel, Args... args) {
     detail::cudart::device_guard guard(ordinal);
     kernel<<<grid, block, 0, detail::cudart::stream(ordinal)>>>(args...);
-    DEVTENSOR_CUDA_CHECK(cudaGetLastError());
+    detail::cudart::check_launch(ordinal, name);
 }
 
 /// A grid-stride `Kernel` over `work` items, one resident wave at most.
 template <auto Kernel, class... Args>
-void launch_elementwise(int ordinal, std::int64_t work, Args... args) {
+void launch_elementwise(const char* name, int ordinal, std::int64_t work, Args... args) {
     const std::int64_t blocks = elementwise_blocks(work, resident_blocks<Kernel>(ordinal));
-    launch(ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, Kernel, args...);
+    launch(name, ordinal, dim3(static_cast<unsigned>(blocks)), elementwise_threads, Kernel, args...);
 }
 
 /// 16-byte packs (the last one partial) in n elements of T.
@@ -189,7 +190,7 @@ void fill(int ordinal, T* out, std::int64_t n, T value) {
     if (n == 0) return;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<fill_kernel<T, I>>(ordinal, packs_of<T>(n), out,
+        launch_elementwise<fill_kernel<T, I>>("fill", ordinal, packs_of<T>(n), out,
                                              static_cast<I>(n), value);
     });
 }
@@ -199,7 +200,7 @@ void add(int ordinal, const T* a, const T* b, T* out, std::int64_t n) {
     if (n == 0) return;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<add_kernel<T, I>>(ordinal, packs_of<T>(n), a, b, out,
+        launch_elementwise<add_kernel<T, I>>("add", ordinal, packs_of<T>(n), a, b, out,
                                             static_cast<I>(n));
     });
 }
@@ -211,12 +212,13 @@ void add_broadcast(int ordinal, const T* a, const T* b, T* out, std::int64_t n,
                    const detail::broadcast_strides& s) {
     if (n == 0) return;
     const detail::repeat_pattern r = detail::find_repeat(s);
-    if (r.period == 0) return launch_elementwise<add_broadcast_kernel<T>>(ordinal, n, a, b, out, n, s);
+    if (r.period == 0)
+        return launch_elementwise<add_broadcast_kernel<T>>("add_broadcast", ordinal, n, a, b, out, n, s);
     const T* full = r.b_repeats ? a : b;
     const T* repeating = r.b_repeats ? b : a;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<add_repeat_kernel<T, I>>(ordinal, packs_of<T>(n), full,
+        launch_elementwise<add_repeat_kernel<T, I>>("add_repeat", ordinal, packs_of<T>(n), full,
                                                    repeating, out, static_cast<I>(n),
                                                    static_cast<I>(r.period));
     });
@@ -228,7 +230,7 @@ void uniform(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint6
     constexpr int per_block = detail::elements_per_philox_block<T>;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<uniform_kernel<T, I>>(ordinal, (n + per_block - 1) / per_block, out,
+        launch_elementwise<uniform_kernel<T, I>>("uniform", ordinal, (n + per_block - 1) / per_block, out,
                                                 static_cast<I>(n), seed, first_block);
     });
 }
@@ -240,13 +242,13 @@ void gemm_tiled(int ordinal, const gemm_params<T>& p) {
     if (tiles_m > std::numeric_limits<std::int32_t>::max() / tiles_n)
         throw shape_error("devtensor::matmul: a " + std::to_string(p.m) + " x " + std::to_string(p.n) +
                           " product needs more than 2^31 - 1 CUDA blocks");
-    launch(ordinal, dim3(static_cast<unsigned>(tiles_m * tiles_n)), S::threads, gemm_kernel<S, T>, p,
+    launch("gemm", ordinal, dim3(static_cast<unsigned>(tiles_m * tiles_n)), S::threads, gemm_kernel<S, T>, p,
            tiles_m, tiles_n);
 }
 
 template <class G, class T>
 void gemv(int ordinal, const gemm_params<T>& p) {
-    launch(ordinal, dim3(static_cast<unsigned>((p.n + G::features - 1) / G::features)), G::threads,
+    launch("gemv", ordinal, dim3(static_cast<unsigned>((p.n + G::features - 1) / G::features)), G::threads,
            gemv_kernel<G, T>, p);
 }
 

@@ -12,7 +12,10 @@
 
 #  include <array>
 #  include <cstddef>
+#  include <cstdlib>  // getenv
 #  include <mutex>
+#  include <string>
+#  include <string_view>
 
 namespace devtensor::detail::cudart {
 
@@ -42,7 +45,9 @@ public:
         DEVTENSOR_CUDA_CHECK(cudaGetDevice(&previous_));
         if (previous_ != ordinal) DEVTENSOR_CUDA_CHECK(cudaSetDevice(ordinal));
     }
-    ~device_guard() { (void)cudaSetDevice(previous_); }
+    ~device_guard() {
+        if (cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();  // never left for the next call
+    }
     device_guard(const device_guard&) = delete;
     device_guard& operator=(const device_guard&) = delete;
 
@@ -72,17 +77,70 @@ inline void synchronize(int ordinal) {
     DEVTENSOR_CUDA_CHECK(cudaStreamSynchronize(stream(ordinal)));
 }
 
+/// DEVTENSOR_LAUNCH_BLOCKING=1 (like CUDA_LAUNCH_BLOCKING): every kernel launch
+/// waits for its kernel, so a fault is reported by the launch that caused it.
+inline bool launch_blocking() noexcept {
+    static const bool on = [] {
+        const char* value = std::getenv("DEVTENSOR_LAUNCH_BLOCKING");
+        return value != nullptr && std::string_view(value) == "1";
+    }();
+    return on;
+}
+
+/// Checks the launch of devtensor kernel `kernel` on device `ordinal` and, with
+/// DEVTENSOR_LAUNCH_BLOCKING=1, waits for it: a failure names the kernel.
+inline void check_launch(int ordinal, const char* kernel) {
+    cudaError_t status = cudaGetLastError();
+    if (status == cudaSuccess && launch_blocking()) status = cudaStreamSynchronize(stream(ordinal));
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        throw cuda_error(static_cast<int>(status), cudaGetErrorName(status), cudaGetErrorString(status),
+                         ("devtensor kernel '" + std::string(kernel) + "' on cuda:" +
+                          std::to_string(ordinal))
+                             .c_str(),
+                         __FILE__, __LINE__);
+    }
+}
+
+/// Makes `waiter` wait for the work queued on `signaller` so far, through an
+/// event, without the host waiting. The current device must be the signaller's.
+inline void order_after(cudaStream_t waiter, cudaStream_t signaller) {
+    cudaEvent_t event{};
+    DEVTENSOR_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    cudaError_t status = cudaEventRecord(event, signaller);
+    if (status == cudaSuccess) status = cudaStreamWaitEvent(waiter, event, 0);
+    if (cudaEventDestroy(event) != cudaSuccess) (void)cudaGetLastError();  // freed once it completes
+    DEVTENSOR_CUDA_CHECK(status);
+}
+
+/// Whether host memory at `p` is page-locked (or managed): copies from it run
+/// asynchronously, reading it after the call returns.
+inline bool is_pinned(const void* p) {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+        (void)cudaGetLastError();  // memory the runtime does not know: pageable
+        return false;
+    }
+    return attributes.type == cudaMemoryTypeHost || attributes.type == cudaMemoryTypeManaged;
+}
+
 /// Copies `bytes` between any two devices; returns once the destination may
-/// be read by its owner (a copy to the host waits for the device).
+/// be read by its owner (a copy to the host waits for the device) and the
+/// source may be reused or freed by the caller (host memory) or by its device's
+/// stream (device memory).
 inline void copy(void* dst, const device& to, const void* src, const device& from,
                  std::size_t bytes) {
     if (bytes == 0) return;
     if (from.is_cpu() && to.is_cpu()) {
         DEVTENSOR_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToHost));
-    } else if (from.is_cpu()) {  // pageable source: safe to reuse once the call returns
+    } else if (from.is_cpu()) {
         device_guard guard(to.index());
         DEVTENSOR_CUDA_CHECK(
             cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream(to.index())));
+        // From pageable memory the runtime has staged the bytes when it returns; from
+        // pinned memory the copy still reads the source, which the caller may free
+        // or change as soon as we return.
+        if (is_pinned(src)) synchronize(to.index());
     } else if (to.is_cpu()) {
         device_guard guard(from.index());
         DEVTENSOR_CUDA_CHECK(
@@ -92,11 +150,18 @@ inline void copy(void* dst, const device& to, const void* src, const device& fro
         device_guard guard(to.index());
         DEVTENSOR_CUDA_CHECK(
             cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream(to.index())));
-    } else {  // peer copy: order it after the source's work, then let the target's stream wait
-        synchronize(from.index());
+    } else {
+        // A peer copy runs on the target's stream, after the source's queued work;
+        // then the source's stream waits for the copy, so that a later
+        // cudaFreeAsync of the source on it cannot recycle memory still being read.
+        const cudaStream_t source = stream(from.index()), target = stream(to.index());
+        {
+            device_guard guard(from.index());
+            order_after(target, source);
+        }
         device_guard guard(to.index());
-        DEVTENSOR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, to.index(), src, from.index(), bytes,
-                                                 stream(to.index())));
+        DEVTENSOR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, to.index(), src, from.index(), bytes, target));
+        order_after(source, target);
     }
 }
 

@@ -6,6 +6,7 @@
 //
 //   device_query          a table
 //   device_query --json   the same as JSON (null for figures that are not known)
+//   device_query --memory memory_snapshot() of a small demo: what holds memory, made where
 #include <devtensor/devtensor.hpp>
 
 #include <algorithm>
@@ -158,16 +159,43 @@ void print_table(const std::vector<row>& rows) {
     std::printf("CPU: SMs = logical cores (c); memory used = total - available.\n");
 }
 
+/// One snapshot as a table, largest first.
+void print_snapshot(const std::vector<dt::allocation_record>& records) {
+    std::printf("  %-10s %-5s %-14s %-14s %5s  %s\n", "bytes", "count", "shape", "dtype", "age", "made");
+    for (const auto& r : records)
+        std::printf("  %-10s %5zu %-14s %-14s %5llu  %s\n", dt::detail::format_bytes(r.bytes).c_str(), r.count,
+                    r.shape.to_string().c_str(), r.dtype.c_str(), static_cast<unsigned long long>(r.age),
+                    dt::to_string(r.made).c_str());
+}
+
+/// --memory: a small demo's live tensors on try_gpu(), as memory_snapshot() lists them
+/// (made by copies and empty(), which need no kernel, so a g++ build shows a GPU too).
+void print_memory() {
+    const dt::device dev = dt::try_gpu();
+    const auto weights = dt::empty<float>({1024, 1024}, dev);
+    std::vector<dt::tensor<float>> batches;
+    for (int i = 0; i < 3; ++i) batches.push_back(dt::empty<float>({256, 1024}, dev));
+    const auto labels = dt::from_values<std::int64_t>({1, 2, 3, 4}, {4}, dev);
+    std::printf("memory_snapshot(%s): the demo's live allocations, largest first\n", dt::to_string(dev).c_str());
+    print_snapshot(dt::memory_snapshot(dev));
+    std::printf("\nmemory_snapshot(%s, snapshot_grouping::by_site)\n", dt::to_string(dev).c_str());
+    print_snapshot(dt::memory_snapshot(dev, dt::snapshot_grouping::by_site));
+    std::printf("\nage: allocations on %s since this one. memory_allocated: %s\n", dt::to_string(dev).c_str(),
+                dt::detail::format_bytes(dt::memory_allocated(dev)).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool json = argc > 1 && std::string_view(argv[1]) == "--json";
-    if (argc > 2 || (argc > 1 && !json)) {
-        std::cerr << "usage: " << argv[0] << " [--json]\n"
-                  << "Lists every device devtensor can use, the CPU included, like nvidia-smi.\n";
+    const std::string_view option = argc > 1 ? argv[1] : "";
+    if (argc > 2 || (argc > 1 && option != "--json" && option != "--memory")) {
+        std::cerr << "usage: " << argv[0] << " [--json | --memory]\n"
+                  << "Lists every device devtensor can use, the CPU included, like nvidia-smi;\n"
+                  << "--memory shows memory_snapshot() of a small demo.\n";
         return 2;
     }
+    if (option == "--memory") return print_memory(), 0;
     const auto rows = all_devices();
-    if (json) print_json(rows);
+    if (option == "--json") print_json(rows);
     else print_table(rows);
 }

@@ -91,7 +91,7 @@ TEST_CASE("run-time operands on different devices: device_mismatch in PyTorch's 
         const dt::tensor<float> gpu = dt::ones<float>({2}).cuda(0);
         CHECK_ERROR(dt::device_mismatch, gpu + cpu,
                     "expected all tensors to be on the same device, but found at least two devices, "
-                    "cuda:0 and cpu (in add)");
+                    "cuda:0 and cpu (in operator+)");
     }
     CHECK_THROWS_AS(dt::detail::check_same_device("add", dt::device("cuda:0"), dt::device("cpu")),
                     dt::device_mismatch);

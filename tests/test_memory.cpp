@@ -2,6 +2,8 @@
 #include "test_support.hpp"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 TEST_CASE("memory_allocated counts live tensors; the peak remembers") {
     const dt::cpu_device cpu;
@@ -136,4 +138,84 @@ DEVTENSOR_GPU_TEST_CASE("gpu: out of memory, then memory_allocated is back and w
     }
     CHECK(dt::memory_allocated(gpu) == before);
     dt::empty_cache(gpu);
+}
+
+// ---- memory_snapshot and the out-of-memory explainer (DESIGN §14) ---------------------------
+
+namespace {
+/// The records of `snapshot` made in this file.
+std::vector<dt::allocation_record> made_here(const std::vector<dt::allocation_record>& snapshot) {
+    std::vector<dt::allocation_record> mine;
+    for (const auto& r : snapshot)
+        if (r.made.known() && std::string(dt::file_of(r.made.site)) == "test_memory.cpp") mine.push_back(r);
+    return mine;
+}
+}  // namespace
+
+TEST_CASE("memory_snapshot lists live allocations largest first: bytes, shape, dtype, site, age") {
+    const dt::cpu_device cpu;
+    const auto small = dt::zeros<float>({10, 10}, cpu); const int small_line = __LINE__;
+    const auto big = dt::empty<double>({1000, 3}, cpu); const int big_line = __LINE__;
+    const auto flags = dt::from_values<bool>({true, false, true}, {3}, cpu); const int flags_line = __LINE__;
+    const auto mine = made_here(dt::memory_snapshot(cpu));
+    REQUIRE(mine.size() == 3);
+    CHECK(mine[0].bytes == 24000);
+    CHECK(mine[0].shape == dt::shape{1000, 3});
+    CHECK(mine[0].dtype == "torch.float64");
+    CHECK(std::string(mine[0].made.op) == "empty");
+    CHECK(mine[0].made.site.line() == static_cast<unsigned>(big_line));
+    CHECK(mine[1].bytes == 400);
+    CHECK(mine[1].dtype == "torch.float32");
+    CHECK(mine[1].made.site.line() == static_cast<unsigned>(small_line));
+    CHECK(mine[2].bytes == 3);
+    CHECK(mine[2].dtype == "torch.bool");
+    CHECK(mine[2].made.site.line() == static_cast<unsigned>(flags_line));
+    CHECK(mine[2].age == 0);  // the youngest
+    CHECK(mine[0].age == 1);
+    CHECK(mine[1].age == 2);
+    for (const auto& r : mine) CHECK(r.count == 1);
+}
+
+TEST_CASE("memory_snapshot by site: one record per creation site, bytes and tensors summed") {
+    std::vector<dt::tensor<float, dt::cpu_device>> kept;
+    int loop_line = 0;
+    for (int i = 1; i <= 3; ++i) {
+        kept.push_back(dt::zeros<float>({i * 100})); loop_line = __LINE__;
+    }
+    const auto other = dt::ones<float>({50}); const int other_line = __LINE__;
+    const auto mine = made_here(dt::memory_snapshot(dt::cpu_device{}, dt::snapshot_grouping::by_site));
+    REQUIRE(mine.size() == 2);
+    CHECK(mine[0].count == 3);
+    CHECK(mine[0].bytes == 600 * sizeof(float));
+    CHECK(mine[0].shape == dt::shape{300});  // the largest of them
+    CHECK(mine[0].made.site.line() == static_cast<unsigned>(loop_line));
+    CHECK(mine[1].count == 1);
+    CHECK(mine[1].made.site.line() == static_cast<unsigned>(other_line));
+    kept.clear();
+    CHECK(made_here(dt::memory_snapshot(dt::cpu_device{})).size() == 1);  // freed ones are gone
+}
+
+TEST_CASE("out_of_memory ends with the five largest live allocations by creation site and the cached bytes") {
+    std::vector<dt::tensor<std::uint8_t, dt::cpu_device>> held;
+    std::vector<int> lines;
+    held.push_back(dt::empty<std::uint8_t>({std::int64_t{41} << 20})); lines.push_back(__LINE__);
+    held.push_back(dt::empty<std::uint8_t>({std::int64_t{42} << 20})); lines.push_back(__LINE__);
+    held.push_back(dt::empty<std::uint8_t>({std::int64_t{43} << 20})); lines.push_back(__LINE__);
+    held.push_back(dt::empty<std::uint8_t>({std::int64_t{44} << 20})); lines.push_back(__LINE__);
+    held.push_back(dt::empty<std::uint8_t>({std::int64_t{45} << 20})); lines.push_back(__LINE__);
+    held.push_back(dt::empty<std::uint8_t>({std::int64_t{40} << 20})); lines.push_back(__LINE__);  // the sixth: not listed
+    std::string message;
+    try {
+        (void)dt::empty<float>({std::int64_t{1} << 46});
+    } catch (const dt::out_of_memory& e) {
+        message = e.what();
+    }
+    INFO(message);
+    CHECK(test::contains(message, "for empty at test_memory.cpp:"));
+    CHECK(test::contains(message, "the largest live allocations by creation site: 45.00 MiB made by empty at test_memory.cpp:" +
+                                      std::to_string(lines[4]) + " (1 tensor), 44.00 MiB made by empty at test_memory.cpp:" +
+                                      std::to_string(lines[3])));
+    for (std::size_t i = 0; i < 5; ++i) CHECK(test::contains(message, "test_memory.cpp:" + std::to_string(lines[i]) + " (1 tensor)"));
+    CHECK(!test::contains(message, "test_memory.cpp:" + std::to_string(lines[5])));
+    CHECK(test::contains(message, "; cached by the pool, free to reuse: "));
 }

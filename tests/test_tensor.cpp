@@ -155,7 +155,7 @@ TEST_CASE_TEMPLATE("a default-constructed tensor is undefined: no elements, no p
     CHECK_ERROR(dt::error, t(), "undefined");
     CHECK_ERROR(dt::error, t[0], "undefined");
     CHECK_ERROR(dt::error, t.cpu(), "undefined");
-    CHECK_ERROR(dt::error, t + t, "devtensor::add", "undefined");
+    CHECK_ERROR(dt::error, t + t, "devtensor::operator+", "undefined");
     CHECK_ERROR(dt::error, dt::fill(t, 1), "devtensor::fill", "undefined");
     CHECK_ERROR(dt::error, dt::fill_uniform(t, dt::default_generator(dt::device())), "fill_uniform", "undefined");
     CHECK_ERROR(dt::error, dt::matmul(t, t), "devtensor::matmul", "undefined");

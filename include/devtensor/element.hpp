@@ -53,3 +53,20 @@ concept Element = std::same_as<T, std::remove_cv_t<T>> &&
     X(std::uint32_t, "uint32", __VA_ARGS__) X(std::int64_t, "int64", __VA_ARGS__)                  \
     X(std::uint64_t, "uint64", __VA_ARGS__) X(float, "float", __VA_ARGS__)                         \
     X(double, "double", __VA_ARGS__)
+
+namespace devtensor::detail {
+/// PyTorch's name of element type T ("torch.float32", "torch.int64", "torch.bool"), chosen
+/// by kind, signedness and size so that long and long long map alike; a constant, so
+/// that recording it costs nothing.
+template <class T>
+consteval const char* dtype_name_of() {
+    if constexpr (std::is_same_v<T, bool>) return "torch.bool";
+    else if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? "torch.float32" : "torch.float64";
+    else if constexpr (std::is_signed_v<T>)
+        return sizeof(T) == 1 ? "torch.int8" : sizeof(T) == 2 ? "torch.int16" : sizeof(T) == 4 ? "torch.int32" : "torch.int64";
+    else
+        return sizeof(T) == 1 ? "torch.uint8" : sizeof(T) == 2 ? "torch.uint16" : sizeof(T) == 4 ? "torch.uint32" : "torch.uint64";
+}
+template <class T>
+inline constexpr const char* dtype_of = dtype_name_of<T>();
+}  // namespace devtensor::detail

@@ -78,6 +78,12 @@ public:
     using error::error;
 };
 
+/// A copy between host and device that a transfer_guard forbids (DESIGN §14).
+class transfer_error : public error {
+public:
+    using error::error;
+};
+
 /// A device descriptor that cannot be parsed or is out of range ("gpu", "cuda:-1").
 class invalid_device : public std::invalid_argument {
 public:

@@ -29,14 +29,10 @@ inline constexpr std::int64_t print_threshold = 1000;
 inline constexpr std::int64_t print_edgeitems = 3;
 inline constexpr std::int64_t print_linewidth = 80;
 
-/// PyTorch's name for T ("torch.float32", "torch.int64", "torch.bool", ...), chosen by
-/// kind, signedness and size so that long and long long (or char) map alike.
+/// PyTorch's name for T ("torch.float32", "torch.int64", "torch.bool", ...).
 template <class T>
 std::string dtype_name() {
-    const std::string bits = std::to_string(8 * sizeof(T));
-    if constexpr (std::is_same_v<T, bool>) return "torch.bool";
-    else if constexpr (std::is_floating_point_v<T>) return "torch.float" + bits;
-    else return (std::is_signed_v<T> ? "torch.int" : "torch.uint") + bits;
+    return dtype_of<T>;
 }
 
 /// Python's '{:.<precision><conv>}'.format(v), conv 'f' or 'e': printf rounds the same
@@ -302,29 +298,36 @@ std::string format_tensor(const std::vector<T>& values, const shape& s, std::str
     return format_shown<T>(shown.values(), s, device_name);
 }
 
+template <class T, class D>
+std::string print(const tensor<T, D>& t, const transfer_request& why) {
+    if (!t.defined()) return "[ Tensor (undefined) ]";
+    const devtensor::device from(t.device()), host;
+    const T* const base = t.data();
+    // The guard sees the print as one copy of what it shows, before any run is copied.
+    admit_transfer(host, from, static_cast<std::size_t>(shown_shape(t.shape()).numel()) * sizeof(T), why);
+    const transfer_guard admitted(transfer::allow);
+    const auto shown = gather_shown<T>(t.shape(), [&](std::int64_t first, std::int64_t count, T* dst) {
+        copy_bytes(dst, host, base + first, from, static_cast<std::size_t>(count) * sizeof(T), why);
+    });
+    return format_shown<T>(shown.values(), t.shape(), devtensor::to_string(t.device()));
+}
+
 }  // namespace detail
 
 /// PyTorch's repr(t): "tensor([[1., 2.],\n        [3., 4.]])", with device= and dtype=
 /// suffixes where PyTorch shows them. Copies to the host only the elements it prints (at
-/// most 2 * edgeitems per dimension of a summarised tensor), one copy per contiguous run.
+/// most 2 * edgeitems per dimension of a summarised tensor), one copy per contiguous run;
+/// for a GPU tensor that is one implicit copy for the transfer guard (DESIGN §14).
 /// An undefined tensor prints as libtorch prints one: "[ Tensor (undefined) ]".
 template <class T, class D>
-std::string to_string(const tensor<T, D>& t) {
-    if (!t.defined()) return "[ Tensor (undefined) ]";
-    const devtensor::device from(t.device());
-    const T* const base = t.data();
-    const auto shown = detail::gather_shown<T>(
-        t.shape(), [&](std::int64_t first, std::int64_t count, T* dst) {
-            detail::copy_bytes(dst, devtensor::device(), base + first, from,
-                               static_cast<std::size_t>(count) * sizeof(T));
-        });
-    return detail::format_shown<T>(shown.values(), t.shape(), devtensor::to_string(t.device()));
+std::string to_string(const tensor<T, D>& t, call_site site = call_site::current()) {
+    return detail::print(t, {"to_string", site, false});
 }
 
-/// Writes to_string(t).
+/// Writes to_string(t); an operator takes no call site.
 template <class T, class D>
 std::ostream& operator<<(std::ostream& os, const tensor<T, D>& t) {
-    return os << to_string(t);
+    return os << detail::print(t, {"operator<<", call_site{}, false});
 }
 
 }  // namespace devtensor

@@ -8,9 +8,12 @@
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/device_query.hpp>  // require_available, cpu free memory
+#include <devtensor/detail/allocation_registry.hpp>
 #include <devtensor/detail/host_pool.hpp>
 #include <devtensor/error.hpp>
+#include <devtensor/origin.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -18,6 +21,8 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace devtensor {
 
@@ -72,18 +77,31 @@ inline std::size_t free_bytes(const device& d) {
     return free;
 }
 
-/// Throws out_of_memory for `request` ("allocating 4.00 GiB (4294967296 bytes)") on `d`,
-/// with the figures DESIGN §4 promises: free, allocated by devtensor, and reserved.
+/// Bytes the allocator of `d` holds cached, free for reuse (0 when it cannot say).
+inline std::size_t pool_cached(const device& d);
+
+/// "; the largest live allocations by creation site: 1.00 GiB made by zeros at a.cpp:3
+/// (2 tensors), ...": the five sites holding the most of `d`'s memory.
+inline std::string largest_sites(const device& d);
+
+/// Throws out_of_memory for `request` ("allocating 4.00 GiB (4294967296 bytes) for zeros at
+/// a.cpp:3") on `d`, with the figures DESIGN §4 promises (free, allocated by devtensor,
+/// reserved), then what holds the memory (DESIGN §14): the five largest live
+/// allocations by creation site and the pool's cached bytes.
 [[noreturn]] inline void throw_out_of_memory(const device& d, const std::string& request,
                                              std::size_t free, std::size_t reserved) {
     throw out_of_memory("devtensor: out of memory on " + to_string(d) + " " + request + "; free " +
                         format_bytes(free) + ", allocated by devtensor " +
                         format_bytes(counters(d).allocated.load()) + ", reserved " +
-                        format_bytes(reserved));
+                        format_bytes(reserved) + largest_sites(d) + "; cached by the pool, free to reuse: " +
+                        format_bytes(pool_cached(d)));
 }
 
-inline std::string allocating(std::size_t bytes) {
-    return "allocating " + format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+inline std::string allocating(std::size_t bytes, const origin& made = {}) {
+    std::string text = "allocating " + format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+    if (made.known()) text += " for " + std::string(made.op);
+    if (made.has_site()) text += " at " + to_string(made.site);
+    return text;
 }
 
 #if DEVTENSOR_CUDA_RUNTIME
@@ -120,7 +138,7 @@ inline void cuda_trim(int ordinal) {
     DEVTENSOR_CUDA_CHECK(cudaMemPoolTrimTo(cuda_pool(ordinal), 0));
 }
 
-inline void* cuda_allocate(const device& d, std::size_t bytes) {
+inline void* cuda_allocate(const device& d, std::size_t bytes, const origin& made) {
     const int ordinal = d.index();
     cudart::device_guard guard(ordinal);
     const cudaStream_t stream = cudart::stream(ordinal);
@@ -134,7 +152,7 @@ inline void* cuda_allocate(const device& d, std::size_t bytes) {
     }
     if (status == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
-        throw_out_of_memory(d, allocating(bytes), free_bytes(d), cuda_reserved(ordinal));
+        throw_out_of_memory(d, allocating(bytes, made), free_bytes(d), cuda_reserved(ordinal));
     }
     DEVTENSOR_CUDA_CHECK(status);
     return p;
@@ -150,21 +168,107 @@ inline std::atomic<long>& allocations_until_failure() noexcept {
 
 }  // namespace detail
 
-/// Allocates `bytes` on `dev` (nullptr for 0 bytes); throws out_of_memory or device_unavailable.
-inline void* allocate_bytes(const device& dev, std::size_t bytes) {
+/// One live allocation (or, grouped by site, all those made at one call site), as
+/// memory_snapshot() lists them: PyTorch's memory snapshot, without Python.
+struct allocation_record {
+    std::size_t bytes = 0;  ///< of all `count` tensors when grouped
+    devtensor::shape shape;  ///< the tensor's (the largest one's when grouped); [] for a bare buffer
+    std::string dtype;       ///< "torch.float32"; "" for a bare buffer
+    devtensor::origin made;  ///< the op and the user's call that made it
+    std::uint64_t age = 0;   ///< allocations on the device since this one (the youngest's when grouped)
+    std::size_t count = 1;   ///< tensors in this record
+};
+
+/// How memory_snapshot() lists: each allocation, or one record per creation site.
+enum class snapshot_grouping : std::uint8_t { none, by_site };
+
+namespace detail {
+
+inline bool same_site(const origin& a, const origin& b) noexcept {
+    return a.op == b.op && a.site.line() == b.site.line() && a.site.column() == b.site.column() &&
+           std::string_view(a.site.file_name()) == b.site.file_name();
+}
+
+/// The live allocations of `d`, largest first.
+inline std::vector<allocation_record> live_records(const device& d, snapshot_grouping grouping) {
+    std::vector<allocation_record> records;
+    allocations_of(device_slot(d)).for_each([&](const live_allocation& a, std::uint64_t now) {
+        const std::uint64_t age = now - a.serial;
+        if (grouping == snapshot_grouping::by_site) {
+            for (auto& r : records)
+                if (same_site(r.made, a.made)) {
+                    if (a.bytes > r.bytes / r.count) r.shape = a.dims;
+                    r.bytes += a.bytes;
+                    r.age = std::min(r.age, age);
+                    ++r.count;
+                    return;
+                }
+        }
+        records.push_back({a.bytes, a.dims, a.dtype != nullptr ? a.dtype : "", a.made, age, 1});
+    });
+    std::stable_sort(records.begin(), records.end(),
+                     [](const allocation_record& a, const allocation_record& b) { return a.bytes > b.bytes; });
+    return records;
+}
+
+inline std::string largest_sites(const device& d) {
+#if DEVTENSOR_DIAGNOSTICS
+    const auto records = live_records(d, snapshot_grouping::by_site);
+    if (records.empty()) return "; no live allocations";
+    std::string text = "; the largest live allocations by creation site:";
+    for (std::size_t i = 0; i < records.size() && i < 5; ++i) {
+        const auto& r = records[i];
+        text += std::string(i ? "," : "") + " " + format_bytes(r.bytes) + " " + to_string(r.made) + " (" +
+                std::to_string(r.count) + (r.count == 1 ? " tensor)" : " tensors)");
+    }
+    return text;
+#else
+    (void)d;
+    return "";
+#endif
+}
+
+inline std::size_t pool_cached(const device& d) {
+    if (d.is_cpu()) return host_pool::instance().cached();
+    std::uint64_t reserved = 0, used = 0;
+#if DEVTENSOR_CUDA_RUNTIME
+    const cudaMemPool_t pool = cuda_pool(d.index());
+    if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        (void)cudaGetLastError();  // a figure for a message
+        return 0;
+    }
+#endif
+    return static_cast<std::size_t>(reserved > used ? reserved - used : 0);
+}
+
+}  // namespace detail
+
+/// The live allocations of `dev`, largest first: bytes, shape, dtype, where each was
+/// made and how many allocations ago; with snapshot_grouping::by_site, one record per
+/// creation site. Empty when DEVTENSOR_DIAGNOSTICS is 0.
+template <Device D>
+std::vector<allocation_record> memory_snapshot(const D& dev, snapshot_grouping grouping = snapshot_grouping::none) {
+    require_available(device(dev), "memory_snapshot");
+    return detail::live_records(device(dev), grouping);
+}
+
+/// Allocates `bytes` on `dev` (nullptr for 0 bytes) for what `made` makes; throws
+/// out_of_memory or device_unavailable.
+inline void* allocate_bytes(const device& dev, std::size_t bytes, const origin& made = {}) {
     require_available(dev);
     if (bytes == 0) return nullptr;
     if (auto& left = detail::allocations_until_failure(); left.load() >= 0 && left.fetch_sub(1) == 0)
-        detail::throw_out_of_memory(dev, detail::allocating(bytes), 0, 0);  // an injected failure
+        detail::throw_out_of_memory(dev, detail::allocating(bytes, made), 0, 0);  // an injected failure
     void* p = nullptr;
     if (dev.is_cpu()) {
         p = detail::host_pool::instance().allocate(bytes);
         if (p == nullptr)
-            detail::throw_out_of_memory(dev, detail::allocating(bytes), detail::free_bytes(dev),
+            detail::throw_out_of_memory(dev, detail::allocating(bytes, made), detail::free_bytes(dev),
                                         detail::host_pool::instance().reserved());
     } else {
 #if DEVTENSOR_CUDA_RUNTIME
-        p = detail::cuda_allocate(dev, bytes);
+        p = detail::cuda_allocate(dev, bytes, made);
 #endif
     }
     detail::counters(dev).add(bytes);

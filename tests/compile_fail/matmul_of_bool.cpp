@@ -3,7 +3,7 @@
 #include <devtensor/devtensor.hpp>
 namespace dt = devtensor;
 void f(const dt::tensor<bool, dt::cpu_device>& a, const dt::tensor<std::int32_t, dt::cpu_device>& b,
-       const dt::tensor<std::int8_t>& c) {
+       const dt::tensor<std::int8_t, dt::cpu_device>& c) {
 #ifdef DEVTENSOR_TWIN
     (void)dt::matmul(b, b);
     (void)(a + a);  // every element type adds

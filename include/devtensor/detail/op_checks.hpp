@@ -81,12 +81,49 @@ inline constexpr bool not_gemm_element_v = sizeof(T) < 4;
 template <class... D>
 inline constexpr bool any_static_cuda_v = (StaticCudaDevice<D> || ...);
 
+/// An operand as messages name it: "a made by rand at train.cpp:14" (DESIGN §14).
+struct operand {
+    const char* name;
+    device dev;
+    origin made;
+};
+
+template <class T, class D>
+operand operand_of(const char* name, const tensor<T, D>& t) {
+    return {name, device(t.device()), t.origin()};
+}
+
+/// ": a made by rand at train.cpp:14, b made by ones at train.cpp:9"
+inline std::string made_where(std::initializer_list<operand> operands) {
+    std::string text;
+    for (const operand& o : operands) text += (text.empty() ? ": " : ", ") + std::string(o.name) + " " + to_string(o.made);
+    return text;
+}
+
 /// PyTorch's wording for operands on different devices.
 inline void check_same_device(const char* op, const device& a, const device& b) {
     if (a != b)
         throw device_mismatch("expected all tensors to be on the same device, but found at least "
                               "two devices, " + to_string(a) + " and " + to_string(b) + " (in " +
                               op + ")");
+}
+
+/// The same, naming where each operand was made.
+inline void check_same_device(const char* op, const operand& a, const operand& b) {
+    if (a.dev != b.dev)
+        throw device_mismatch("expected all tensors to be on the same device, but found at least "
+                              "two devices, " + to_string(a.dev) + " and " + to_string(b.dev) + " (in " +
+                              op + ")" + made_where({a, b}));
+}
+
+/// Runs `check`, adding to a shape_error it throws where the operands were made.
+template <class Check>
+void with_operands(std::initializer_list<operand> operands, Check check) {
+    try {
+        check();
+    } catch (const shape_error& e) {
+        throw shape_error(e.what() + made_where(operands));
+    }
 }
 
 /// An undefined operand (default-constructed or moved-from) is an error naming it.

@@ -28,8 +28,8 @@ class linear {
 public:
     template <class Tu = detail::tu_tag>
     linear(std::int64_t in_features, std::int64_t out_features, bool with_bias = true,
-           generator& gen = default_generator(device()))
-        : linear(init<Tu>(in_features, out_features, with_bias, gen)) {}
+           generator& gen = default_generator(device()), call_site site = call_site::current())
+        : linear(init<Tu>(in_features, out_features, with_bias, gen, site)) {}
 
     tensor<T, D> weight;
     tensor<T, D> bias;  ///< undefined when the layer has no bias
@@ -39,17 +39,17 @@ public:
 
     /// The layer on `dev`; a static device gives a new type. Parameters already there are shared.
     template <Device E>
-    [[nodiscard]] linear<T, E> to(const E& dev) const {
-        return linear<T, E>(weight.to(dev), bias.defined() ? bias.to(dev) : tensor<T, E>{});
+    [[nodiscard]] linear<T, E> to(const E& dev, call_site site = call_site::current()) const {
+        return linear<T, E>(weight.to(dev, site), bias.defined() ? bias.to(dev, site) : tensor<T, E>{});
     }
 
     template <class X, class Tu = detail::tu_tag>
-    [[nodiscard]] auto forward(const X& x) const {
-        return devtensor::linear(x, weight, bias);
+    [[nodiscard]] auto forward(const X& x, call_site site = call_site::current()) const {
+        return devtensor::linear(x, weight, bias, site);
     }
     template <class X, class Tu = detail::tu_tag>
-    [[nodiscard]] auto operator()(const X& x) const {
-        return forward<X, Tu>(x);
+    [[nodiscard]] auto operator()(const X& x, call_site site = call_site::current()) const {
+        return forward<X, Tu>(x, site);
     }
 
     /// weight, then bias when there is one (run-time handles sharing the storage).
@@ -67,18 +67,28 @@ private:
 
     template <class Tu>
     static linear init(std::int64_t in_features, std::int64_t out_features, bool with_bias,
-                       generator& gen) {
+                       generator& gen, call_site site) {
         if (in_features < 0 || out_features < 0)
             throw shape_error("devtensor::nn::linear: in_features and out_features must be >= 0, got " +
                               std::to_string(in_features) + " and " + std::to_string(out_features));
         const T bound = in_features > 0 ? T(1) / std::sqrt(static_cast<T>(in_features)) : T(0);
+        const origin made{"nn::linear", site};
+        // Drawn on the CPU, then moved where the layer lives: part of making the layer,
+        // so an explicit copy for the transfer guard.
         const auto uniform = [&](const shape& s) {
-            tensor<T, cpu_device> t(s, cpu_device{});
+            tensor<T, cpu_device> t(s, cpu_device{}, made);
             const std::uint64_t first = gen.reserve_blocks(
                 static_cast<std::uint64_t>(t.numel()) * detail::philox_words_per_element<T>);
             backend_cpu::uniform(t.data(), t.numel(), gen.seed(), first);
             for (std::int64_t i = 0; i < t.numel(); ++i) t[i] = -bound + t[i] * (2 * bound);
-            return t.to(D{});
+            if constexpr (!StaticCudaDevice<D>) {
+                return tensor<T, D>(t);  // D's default device is the CPU: shared, not copied
+            } else {
+                tensor<T, D> placed(s, D{}, made);
+                detail::copy_bytes(placed.data(), device(D{}), t.data(), device(),
+                                   sizeof(T) * static_cast<std::size_t>(t.numel()), {"nn::linear", site, true});
+                return placed;
+            }
         };
         tensor<T, D> w = uniform({out_features, in_features});
         return linear(w, with_bias ? uniform({out_features}) : tensor<T, D>{});

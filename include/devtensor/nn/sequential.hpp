@@ -4,10 +4,12 @@
 #include <devtensor/config.hpp>  // detail::tu_tag
 #include <devtensor/device.hpp>
 #include <devtensor/error.hpp>
+#include <devtensor/origin.hpp>  // call_site
 
 #include <cstddef>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace devtensor::nn {
@@ -21,20 +23,20 @@ public:
 
     /// Every layer on `dev` (a new type for a static device).
     template <Device E>
-    [[nodiscard]] auto to(const E& dev) const {
+    [[nodiscard]] auto to(const E& dev, call_site site = call_site::current()) const {
         return std::apply(
-            [&](const auto&... layer) { return sequential<decltype(layer.to(dev))...>(layer.to(dev)...); },
+            [&](const auto&... layer) { return sequential<decltype(layer.to(dev))...>(layer.to(dev, site)...); },
             layers_);
     }
 
     /// The layers applied in order. A shape or device error names the layer it came from.
     template <class X, class Tu = detail::tu_tag>
-    [[nodiscard]] auto operator()(const X& x) const {
-        return call<0, Tu>(x);
+    [[nodiscard]] auto operator()(const X& x, call_site site = call_site::current()) const {
+        return call<0, Tu>(x, site);
     }
     template <class X, class Tu = detail::tu_tag>
-    [[nodiscard]] auto forward(const X& x) const {
-        return call<0, Tu>(x);
+    [[nodiscard]] auto forward(const X& x, call_site site = call_site::current()) const {
+        return call<0, Tu>(x, site);
     }
 
     template <std::size_t I>
@@ -44,17 +46,19 @@ public:
 
 private:
     template <std::size_t I, class Tu, class X>
-    auto call(const X& x) const {
-        if constexpr (I + 1 == sizeof...(Layers)) return run<I, Tu>(x);
-        else return call<I + 1, Tu>(run<I, Tu>(x));
+    auto call(const X& x, call_site site) const {
+        if constexpr (I + 1 == sizeof...(Layers)) return run<I, Tu>(x, site);
+        else return call<I + 1, Tu>(run<I, Tu>(x, site), site);
     }
 
     /// Layer I on x; its shape_error or device_mismatch says which layer it was.
     template <std::size_t I, class Tu, class X>
-    auto run(const X& x) const {
+    auto run(const X& x, call_site site) const {
         const auto where = [] { return " (in nn::sequential layer " + std::to_string(I) + ")"; };
         try {
-            return std::get<I>(layers_)(x);
+            const auto& layer = std::get<I>(layers_);
+            if constexpr (std::is_invocable_v<decltype(layer), const X&, call_site>) return layer(x, site);
+            else return layer(x);  // a user's layer that takes no call site
         } catch (const shape_error& e) {
             throw shape_error(e.what() + where());
         } catch (const device_mismatch& e) {

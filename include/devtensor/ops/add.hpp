@@ -43,16 +43,33 @@ void add_checked(const char* op, const tensor<T, DA>& a, const tensor<T, DB>& b,
 template <class T, class DA, class DB, class DO>
 void add_out(const char* op, const tensor<T, DA>& a, const tensor<T, DB>& b, const tensor<T, DO>& out) {
     check_defined(op, {{"a", a.defined()}, {"b", b.defined()}, {"out", out.defined()}});
-    check_same_device(op, a.device(), b.device());
-    check_same_device(op, a.device(), out.device());
-    const shape s = broadcast_shapes(a.shape(), b.shape(), op);
-    if (!(s == out.shape()))
-        throw shape_error(std::string("devtensor::") + op + ": the output has shape " +
-                          out.shape().to_string() + ", but " + a.shape().to_string() + " and " +
-                          b.shape().to_string() + " broadcast to " + s.to_string());
+    const operand oa = operand_of("a", a), ob = operand_of("b", b), oo = operand_of("out", out);
+    check_same_device(op, oa, ob);
+    check_same_device(op, oa, oo);
+    with_operands({oa, ob, oo}, [&] {
+        const shape s = broadcast_shapes(a.shape(), b.shape(), op);
+        if (!(s == out.shape()))
+            throw shape_error(std::string("devtensor::") + op + ": the output has shape " +
+                              out.shape().to_string() + ", but " + a.shape().to_string() + " and " +
+                              b.shape().to_string() + " broadcast to " + s.to_string());
+    });
     check_no_partial_overlap(op, out, "a", a);
     check_no_partial_overlap(op, out, "b", b);
     add_checked(op, a, b, out);
+}
+
+/// a + b in a new tensor made by `made`.
+template <class T, class DA, class DB>
+tensor<T, common_device_t<DA, DB>> add_new(const tensor<T, DA>& a, const tensor<T, DB>& b, const origin& made) {
+    check_defined(made.op, {{"a", a.defined()}, {"b", b.defined()}});
+    const operand oa = operand_of("a", a), ob = operand_of("b", b);
+    check_same_device(made.op, oa, ob);
+    using result_device = common_device_t<DA, DB>;
+    shape s;
+    with_operands({oa, ob}, [&] { s = broadcast_shapes(a.shape(), b.shape(), made.op); });
+    tensor<T, result_device> out(s, device_cast<result_device>(device(a.device())), made);
+    add_checked(made.op, a, b, out);
+    return out;
 }
 
 DEVTENSOR_END_TU_NAMESPACE
@@ -75,27 +92,22 @@ void add(const tensor<TA, DA>& a, const tensor<TB, DB>& b, const tensor<TO, DO>&
 
 /// a + b broadcast, on the operands' device (torch.add).
 template <class TA, class DA, class TB, class DB>
-[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> add(const tensor<TA, DA>& a,
-                                                              const tensor<TB, DB>& b) {
+[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> add(const tensor<TA, DA>& a, const tensor<TB, DB>& b,
+                                                              call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("add", DA, DB);
     DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("add", TA, TB);
     DEVTENSOR_STATIC_CHECK_KERNELS("add", DA, DB);
-    detail::check_defined("add", {{"a", a.defined()}, {"b", b.defined()}});
-    detail::check_same_device("add", a.device(), b.device());
-    using result_device = detail::common_device_t<DA, DB>;
-    const shape s = broadcast_shapes(a.shape(), b.shape(), "add");
-    tensor<TA, result_device> out(s, device_cast<result_device>(device(a.device())));
-    detail::add_checked("add", a, b, out);
-    return out;
+    return detail::add_new(a, b, {"add", site});
 }
 
+/// a + b; an operator takes no call site, so the result records the op alone.
 template <class TA, class DA, class TB, class DB>
 [[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> operator+(const tensor<TA, DA>& a,
                                                                     const tensor<TB, DB>& b) {
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("operator+", DA, DB);
     DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("operator+", TA, TB);
     DEVTENSOR_STATIC_CHECK_KERNELS("operator+", DA, DB);
-    return add(a, b);
+    return detail::add_new(a, b, {"operator+", call_site{}});
 }
 
 /// a += b in place; b must broadcast to a's shape.

@@ -30,9 +30,9 @@ void fill_any(const char* op, const tensor<T, D>& t, T value) {
 
 /// A new tensor of shape `s` on `dev` holding `value` everywhere.
 template <class T, class D>
-tensor<T, D> filled(const char* op, const shape& s, T value, const D& dev) {
-    tensor<T, D> t(s, dev);
-    fill_any(op, t, value);
+tensor<T, D> filled(const origin& made, const shape& s, T value, const D& dev) {
+    tensor<T, D> t(s, dev, made);
+    fill_any(made.op, t, value);
     return t;
 }
 
@@ -50,23 +50,23 @@ void fill(const tensor<T, D>& t, std::type_identity_t<T> value) {
 
 /// A tensor of shape `s` on `dev` filled with `value` (torch.full).
 template <class T, Device D = cpu_device>
-[[nodiscard]] tensor<T, D> full(const shape& s, T value, const D& dev = D{}) {
+[[nodiscard]] tensor<T, D> full(const shape& s, T value, const D& dev = D{}, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("full", D);
-    return detail::filled("full", s, value, dev);
+    return detail::filled({"full", site}, s, value, dev);
 }
 
 /// A tensor of ones (torch.ones): ones<float>({2, 3}, try_gpu()).
 template <class T, Device D = cpu_device>
-[[nodiscard]] tensor<T, D> ones(const shape& s, const D& dev = D{}) {
+[[nodiscard]] tensor<T, D> ones(const shape& s, const D& dev = D{}, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("ones", D);
-    return detail::filled("ones", s, T{1}, dev);
+    return detail::filled({"ones", site}, s, T{1}, dev);
 }
 
 /// A tensor of zeros (torch.zeros).
 template <class T, Device D = cpu_device>
-[[nodiscard]] tensor<T, D> zeros(const shape& s, const D& dev = D{}) {
+[[nodiscard]] tensor<T, D> zeros(const shape& s, const D& dev = D{}, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("zeros", D);
-    return detail::filled("zeros", s, T{0}, dev);
+    return detail::filled({"zeros", site}, s, T{0}, dev);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -17,7 +17,8 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 template <class TX, class DX, class TW, class DW, class TB, class DB>
 [[nodiscard]] tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
                                                                  const tensor<TW, DW>& weight,
-                                                                 const tensor<TB, DB>& bias) {
+                                                                 const tensor<TB, DB>& bias,
+                                                                 call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DX, DW);
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DX, DB);
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("linear", DW, DB);
@@ -26,25 +27,27 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT("linear", TX);
     DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX, DW, DB);
     detail::check_defined("linear", {{"the input", x.defined()}, {"the weight", weight.defined()}});
-    detail::check_same_device("linear", x.device(), weight.device());
-    if (bias.defined()) detail::check_same_device("linear", x.device(), bias.device());
+    const detail::operand ox = detail::operand_of("the input", x), ow = detail::operand_of("the weight", weight),
+                          ob = detail::operand_of("the bias", bias);
+    detail::check_same_device("linear", ox, ow);
+    if (bias.defined()) detail::check_same_device("linear", ox, ob);
     if (weight.dim() != 2)
         throw shape_error("devtensor::linear: the weight must be [out_features, in_features], got " +
-                          weight.shape().to_string());
+                          weight.shape().to_string() + detail::made_where({ow}));
     const std::int64_t out_features = weight.shape()[0], in_features = weight.shape()[1];
     if (x.dim() == 0 || x.shape()[x.shape().rank() - 1] != in_features)
         throw shape_error("devtensor::linear: the input's last dimension must be in_features = " +
                           std::to_string(in_features) + " (weight " + weight.shape().to_string() +
-                          "), but the input has shape " + x.shape().to_string());
+                          "), but the input has shape " + x.shape().to_string() + detail::made_where({ox, ow}));
     if (bias.defined() && !(bias.shape() == shape{out_features}))
         throw shape_error("devtensor::linear: the bias must be [" + std::to_string(out_features) +
                           "] for weight " + weight.shape().to_string() + ", got " +
-                          bias.shape().to_string());
+                          bias.shape().to_string() + detail::made_where({ow, ob}));
 
     std::vector<std::int64_t> dims(x.shape().begin(), x.shape().end());
     dims.back() = out_features;
     using result_device = detail::common_device_t<DX, DW>;
-    tensor<TX, result_device> out(shape(dims), device_cast<result_device>(device(x.device())));
+    tensor<TX, result_device> out(shape(dims), device_cast<result_device>(device(x.device())), {"linear", site});
     const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();
     // B[k][n] = weight[n][k]: row stride 1, column stride in_features.
     detail::gemm_any<TX>("linear", out.device(),
@@ -56,8 +59,9 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
 /// linear without a bias.
 template <class TX, class DX, class TW, class DW>
 [[nodiscard]] tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
-                                                                 const tensor<TW, DW>& weight) {
-    return linear(x, weight, tensor<TW, DW>{});
+                                                                 const tensor<TW, DW>& weight,
+                                                                 call_site site = call_site::current()) {
+    return linear(x, weight, tensor<TW, DW>{}, site);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -37,21 +37,23 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// The matrix product of a [m, k] and b [k, n]: [m, n] (torch.mm).
 template <class TA, class DA, class TB, class DB>
-[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a,
-                                                                 const tensor<TB, DB>& b) {
+[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a, const tensor<TB, DB>& b,
+                                                                 call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("matmul", DA, DB);
     DEVTENSOR_STATIC_CHECK_SAME_ELEMENT("matmul", TA, TB);
     DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT("matmul", TA);
     DEVTENSOR_STATIC_CHECK_KERNELS("matmul", DA, DB);
     detail::check_defined("matmul", {{"a", a.defined()}, {"b", b.defined()}});
-    detail::check_same_device("matmul", a.device(), b.device());
-    if (a.dim() != 2 || b.dim() != 2 || a.shape()[1] != b.shape()[0])
-        throw shape_error("devtensor::matmul: shapes " + a.shape().to_string() + " and " +
-                          b.shape().to_string() +
-                          " cannot be multiplied (need [m, k] and [k, n])");
+    const detail::operand oa = detail::operand_of("a", a), ob = detail::operand_of("b", b);
+    detail::check_same_device("matmul", oa, ob);
+    detail::with_operands({oa, ob}, [&] {
+        if (a.dim() != 2 || b.dim() != 2 || a.shape()[1] != b.shape()[0])
+            throw shape_error("devtensor::matmul: shapes " + a.shape().to_string() + " and " +
+                              b.shape().to_string() + " cannot be multiplied (need [m, k] and [k, n])");
+    });
     using result_device = detail::common_device_t<DA, DB>;
     const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    tensor<TA, result_device> out({m, n}, device_cast<result_device>(device(a.device())));
+    tensor<TA, result_device> out({m, n}, device_cast<result_device>(device(a.device())), {"matmul", site});
     detail::gemm_any<TA>("matmul", out.device(),
                          {m, n, k, a.data(), k, 1, b.data(), n, 1, out.data(), n, nullptr});
     return out;

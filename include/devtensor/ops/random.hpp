@@ -48,20 +48,20 @@ void fill_uniform(const tensor<T, D>& t, generator& gen) {
 /// Uniform [0, 1) numbers of shape `s` on `dev` from `gen` (torch.rand).
 /// Element i depends only on (gen.seed(), gen.offset(), i).
 template <class T, Device D>
-[[nodiscard]] tensor<T, D> rand(const shape& s, const D& dev, generator& gen) {
+[[nodiscard]] tensor<T, D> rand(const shape& s, const D& dev, generator& gen, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_FLOATING("rand", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("rand", D);
-    tensor<T, D> t(s, dev);
+    tensor<T, D> t(s, dev, {"rand", site});
     detail::uniform_any("rand", t, gen);
     return t;
 }
 
 /// rand from the default generator of `dev`.
 template <class T, Device D = cpu_device>
-[[nodiscard]] tensor<T, D> rand(const shape& s, const D& dev = D{}) {
+[[nodiscard]] tensor<T, D> rand(const shape& s, const D& dev = D{}, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_FLOATING("rand", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("rand", D);
-    tensor<T, D> t(s, dev);
+    tensor<T, D> t(s, dev, {"rand", site});
     detail::uniform_any("rand", t, default_generator(dev));
     return t;
 }

@@ -43,13 +43,14 @@ TEST_CASE("host-to-host copies are no transfer; a guard changes nothing on the C
 }
 
 DEVTENSOR_GPU_TEST_CASE("under disallow every implicit copy throws, naming the op and the call, and copies nothing") {
-    const dt::tensor<float> t = dt::from_values<float>({1, 2, 3}, {3}, dt::cuda_device{0});
+    const dt::tensor<float> t = dt::from_values<float>({1, 2, 3}, {3}, dt::cuda_device{0}); const int t_line = __LINE__;
     const dt::tensor<float> one = dt::from_values<float>({7}, {1}, dt::cuda_device{0});
     dt::reset_transfer_stats(dt::cuda_device{0});
     dt::reset_transfer_stats(dt::cpu_device{});
     {
         const dt::transfer_guard guard(dt::transfer::disallow);
         CHECK_ERROR(dt::transfer_error, t.to_vector(), "devtensor::to_vector", "implicit device-to-host copy of 12 bytes", "cuda:0 -> cpu", here(__LINE__));
+        CHECK_ERROR(dt::transfer_error, t.to_vector(), "(the tensor made by from_values at " + here(t_line) + ")");
         CHECK_ERROR(dt::transfer_error, one.item(), "devtensor::item", "4 bytes", here(__LINE__));
         CHECK_ERROR(dt::transfer_error, dt::to_string(t), "devtensor::to_string", here(__LINE__));
         std::ostringstream os;
@@ -107,6 +108,13 @@ DEVTENSOR_GPU_TEST_CASE("under log each implicit copy is one line on std::clog; 
     CHECK(lines_in(logged) == 1);
     CHECK(test::contains(logged, "devtensor: an implicit device-to-host copy of 12 bytes (cuda:0 -> cpu) in to_vector at " + values_line));
     CHECK(lines_in(clog_of([&] { (void)dt::to_string(t); })) == 1);  // a print is one copy for the guard
+    const dt::tensor<float> one = dt::from_values<float>({7}, {1}, dt::cuda_device{0});
+    CHECK(lines_in(clog_of([&] { (void)one.to(dt::device("cuda:0")).cpu().item(); })) == 0);  // explicit, then a host item
+    CHECK(lines_in(clog_of([&] { (void)one.item(); })) == 1);
+    std::ostringstream os;
+    const std::string printed = clog_of([&] { os << t; });
+    CHECK(lines_in(printed) == 1);
+    CHECK(test::contains(printed, "in operator<< (the tensor made by from_values at"));
     const auto big = dt::from_values<float>(std::vector<float>(3000, 1.0f), {3000}, dt::cuda_device{0});
     CHECK(lines_in(clog_of([&] { (void)dt::to_string(big); })) == 1);  // two runs copied, one line
     CHECK(clog_of([&] { (void)t.cpu(); }).empty());

@@ -321,13 +321,13 @@ std::string print(const tensor<T, D>& t, const transfer_request& why) {
 /// An undefined tensor prints as libtorch prints one: "[ Tensor (undefined) ]".
 template <class T, class D>
 std::string to_string(const tensor<T, D>& t, call_site site = call_site::current()) {
-    return detail::print(t, {"to_string", site, false});
+    return detail::print(t, {"to_string", site, false, t.origin()});
 }
 
 /// Writes to_string(t); an operator takes no call site.
 template <class T, class D>
 std::ostream& operator<<(std::ostream& os, const tensor<T, D>& t) {
-    return os << detail::print(t, {"operator<<", call_site{}, false});
+    return os << detail::print(t, {"operator<<", call_site{}, false, t.origin()});
 }
 
 }  // namespace devtensor

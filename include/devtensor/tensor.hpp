@@ -135,7 +135,7 @@ public:
     [[nodiscard]] std::vector<T> to_vector(call_site site = call_site::current()) const {
         require_defined("to_vector");
         const auto n = static_cast<std::size_t>(numel());
-        const detail::transfer_request why{"to_vector", site, false};
+        const detail::transfer_request why{"to_vector", site, false, origin()};
         if constexpr (std::same_as<T, bool>) {  // std::vector<bool> has no data()
             const auto host = std::make_unique<bool[]>(n);
             detail::copy_bytes(host.get(), devtensor::device(), data(), devtensor::device(dev_), n, why);
@@ -157,7 +157,7 @@ public:
                               shape_.to_string());
         T value{};
         detail::copy_bytes(&value, devtensor::device(), data(), devtensor::device(dev_), sizeof(T),
-                           {"item", site, false});
+                           {"item", site, false, origin()});
         return value;
     }
 
@@ -206,7 +206,7 @@ private:
             return tensor<T, E>(storage_, data_, shape_, dev, origin());
         tensor<T, E> result(shape_, dev, made);
         detail::copy_bytes(result.data(), devtensor::device(dev), data(), devtensor::device(dev_),
-                           sizeof(T) * static_cast<std::size_t>(numel()), {made.op, made.site, true});
+                           sizeof(T) * static_cast<std::size_t>(numel()), {made.op, made.site, true, origin()});
         return result;
     }
 

@@ -51,11 +51,13 @@ inline transfer_levels& thread_transfer_levels() noexcept {
     return levels;
 }
 
-/// Why a copy happens: the op the user called, where, and whether the user asked for a copy.
+/// Why a copy happens: the op the user called, where, whether the user asked for a
+/// copy, and where the tensor copied from was made (when there is one).
 struct transfer_request {
     const char* op;
     call_site site;
     bool explicit_copy;
+    origin source{};
 };
 
 /// The direction of a copy from `from` to `to`; false for host to host, which is no transfer.
@@ -82,6 +84,7 @@ inline std::string describe_transfer(const device& to, const device& from, std::
                        " copy of " + std::to_string(bytes) + " bytes (" + to_string(from) + " -> " +
                        to_string(to) + ") in " + why.op;
     if (why.site.line() != 0) text += " at " + to_string(why.site);
+    if (why.source.known()) text += " (the tensor " + to_string(why.source) + ")";
     return text;
 }
 

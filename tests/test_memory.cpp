@@ -179,8 +179,8 @@ TEST_CASE("memory_snapshot lists live allocations largest first: bytes, shape, d
 TEST_CASE("memory_snapshot by site: one record per creation site, bytes and tensors summed") {
     std::vector<dt::tensor<float, dt::cpu_device>> kept;
     int loop_line = 0;
-    for (int i = 1; i <= 3; ++i) {
-        kept.push_back(dt::zeros<float>({i * 100})); loop_line = __LINE__;
+    for (const std::int64_t n : {200, 300, 100}) {
+        kept.push_back(dt::zeros<float>({n})); loop_line = __LINE__;
     }
     const auto other = dt::ones<float>({50}); const int other_line = __LINE__;
     const auto mine = made_here(dt::memory_snapshot(dt::cpu_device{}, dt::snapshot_grouping::by_site));

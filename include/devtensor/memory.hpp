@@ -191,24 +191,26 @@ inline bool same_site(const origin& a, const origin& b) noexcept {
 
 /// The live allocations of `d`, largest first.
 inline std::vector<allocation_record> live_records(const device& d, snapshot_grouping grouping) {
+    const auto largest_first = [](const allocation_record& a, const allocation_record& b) { return a.bytes > b.bytes; };
     std::vector<allocation_record> records;
     allocations_of(device_slot(d)).for_each([&](const live_allocation& a, std::uint64_t now) {
-        const std::uint64_t age = now - a.serial;
-        if (grouping == snapshot_grouping::by_site) {
-            for (auto& r : records)
-                if (same_site(r.made, a.made)) {
-                    if (a.bytes > r.bytes / r.count) r.shape = a.dims;
-                    r.bytes += a.bytes;
-                    r.age = std::min(r.age, age);
-                    ++r.count;
-                    return;
-                }
-        }
-        records.push_back({a.bytes, a.dims, a.dtype != nullptr ? a.dtype : "", a.made, age, 1});
+        records.push_back({a.bytes, a.dims, a.dtype != nullptr ? a.dtype : "", a.made, now - a.serial, 1});
     });
-    std::stable_sort(records.begin(), records.end(),
-                     [](const allocation_record& a, const allocation_record& b) { return a.bytes > b.bytes; });
-    return records;
+    std::stable_sort(records.begin(), records.end(), largest_first);
+    if (grouping == snapshot_grouping::none) return records;
+    std::vector<allocation_record> sites;  // the first of a site seen is its largest: its shape stays
+    for (const auto& r : records) {
+        const auto same = std::find_if(sites.begin(), sites.end(), [&](const auto& s) { return same_site(s.made, r.made); });
+        if (same == sites.end()) {
+            sites.push_back(r);
+            continue;
+        }
+        same->bytes += r.bytes;
+        same->age = std::min(same->age, r.age);
+        ++same->count;
+    }
+    std::stable_sort(sites.begin(), sites.end(), largest_first);
+    return sites;
 }
 
 inline std::string largest_sites(const device& d) {

@@ -93,7 +93,7 @@ inline void admit_transfer([[maybe_unused]] const device& to, [[maybe_unused]] c
                            [[maybe_unused]] std::size_t bytes, [[maybe_unused]] const transfer_request& why) {
 #if DEVTENSOR_DIAGNOSTICS
     transfer_direction d{};
-    if (!direction_of(to, from, d)) return;
+    if (bytes == 0 || !direction_of(to, from, d)) return;  // nothing to copy: no transfer
     const transfer level = thread_transfer_levels().level[static_cast<std::size_t>(d)];
     if (level == transfer::allow) return;
     const bool refused = level == transfer::disallow_explicit || (level == transfer::disallow && !why.explicit_copy);

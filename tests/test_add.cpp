@@ -123,18 +123,32 @@ TEST_CASE("large adds on several threads") {
 }
 
 #if DEVTENSOR_HAS_CUDA
-DEVTENSOR_GPU_TEST_CASE("gpu add matches the cpu for every broadcast case") {
-    dt::generator gen(11);
+namespace {
+/// Values of T on the CPU: element i is (i * 37 + seed) % 101 - 50.
+template <class T>
+dt::tensor<T, dt::cpu_device> sample(const dt::shape& s, int seed) {
+    std::vector<T> values(static_cast<std::size_t>(s.numel()));
+    for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<T>(static_cast<int>((i * 37 + static_cast<std::size_t>(seed)) % 101) - 50);
+    return dt::from_values<T>(values, s);
+}
+}  // namespace
+
+// Every element type the elementwise kernels ship for (scripts/kernel-report.py checks
+// this binary holds their machine code): float, double, int32, int64.
+DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu add matches the cpu for every broadcast case", T, float, double, std::int32_t,
+                                 std::int64_t) {
+    int seed = 0;
     for (const auto& [sa, sb] : broadcast_cases) {
         CAPTURE(sa);
         CAPTURE(sb);
-        const auto a = dt::rand<float>(sa, dt::cpu_device{}, gen);
-        const auto b = dt::rand<float>(sb, dt::cpu_device{}, gen);
+        const auto a = sample<T>(sa, ++seed);
+        const auto b = sample<T>(sb, ++seed);
         const auto expected = (a + b).to_vector();
         CHECK((a.cuda() + b.cuda()).to_vector() == expected);
-        const dt::tensor<float> ra = a.to(dt::device("cuda:0")), rb = b.to(dt::device("cuda:0"));
+        const dt::tensor<T> ra = a.to(dt::device("cuda:0")), rb = b.to(dt::device("cuda:0"));
         CHECK(dt::add(ra, rb).to_vector() == expected);
-        auto out = dt::empty<float>(dt::broadcast_shapes(sa, sb), dt::cuda_device{});
+        auto out = dt::empty<T>(dt::broadcast_shapes(sa, sb), dt::cuda_device{});
         dt::add(a.cuda(), b.cuda(), out);
         CHECK(out.to_vector() == expected);
     }

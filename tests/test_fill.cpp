@@ -31,6 +31,8 @@ DEVTENSOR_GPU_TEST_CASE("gpu fill matches the cpu") {
               dt::full<double>({n}, -2.0).to_vector());
         CHECK(dt::zeros<std::int8_t>({n}, dt::cuda_device{}).to_vector() ==
               dt::zeros<std::int8_t>({n}).to_vector());
+        CHECK(dt::full<std::int32_t>({n}, -3, dt::cuda_device{}).to_vector() == std::vector<std::int32_t>(static_cast<std::size_t>(n), -3));
+        CHECK(dt::full<std::int64_t>({n}, 5, dt::cuda_device{}).to_vector() == std::vector<std::int64_t>(static_cast<std::size_t>(n), 5));
     }
     CHECK(dt::ones<float>({0}, dt::cuda_device{}).numel() == 0);
 }

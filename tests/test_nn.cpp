@@ -120,3 +120,20 @@ DEVTENSOR_GPU_TEST_CASE("gpu: to(cuda) moves every parameter, with and without b
     CHECK_ERROR(dt::device_mismatch, gn(dt::tensor<float>(x)), "cuda:0 and cpu (in linear)");
 }
 #endif
+
+namespace {
+/// A user's layer: its forward and to() take no call site.
+struct scale_by_two {
+    template <class X>
+    auto operator()(const X& x) const { return x + x; }
+    template <dt::Device E>
+    scale_by_two to(const E&) const { return *this; }
+};
+}  // namespace
+
+TEST_CASE("sequential takes a user's layer whose forward and to() take no call site") {
+    const auto net = dt::nn::sequential(dt::nn::linear<float>(3, 2), scale_by_two{});
+    const auto moved = net.to(dt::cpu_device{});
+    const auto x = dt::ones<float>({1, 3});
+    CHECK(moved(x).to_vector() == (get<0>(net)(x) + get<0>(net)(x)).to_vector());
+}

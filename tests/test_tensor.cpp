@@ -212,5 +212,5 @@ TEST_CASE("element types: bool, the fixed-width integers, float and double; not 
     static_assert(!dt::Element<long double>);
     static_assert(!dt::Element<char> && !dt::Element<wchar_t> && !dt::Element<char8_t> &&
                   !dt::Element<char16_t> && !dt::Element<char32_t>);
-    static_assert(!dt::Element<const float> && !dt::Element<float*>);
+    static_assert(!dt::Element<const float> && !dt::Element<float*> && !dt::Element<__int128>);
 }

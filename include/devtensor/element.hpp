@@ -20,7 +20,7 @@ inline constexpr bool is_character_v =
 template <class T>
 concept Element = std::same_as<T, std::remove_cv_t<T>> &&
                   (std::same_as<T, bool> || std::same_as<T, float> || std::same_as<T, double> ||
-                   (std::is_integral_v<T> && !detail::is_character_v<T>));
+                   (std::is_integral_v<T> && !detail::is_character_v<T> && sizeof(T) <= 8));
 
 }  // namespace devtensor
 

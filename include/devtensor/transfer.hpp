@@ -62,7 +62,7 @@ struct transfer_request {
 
 /// The direction of a copy from `from` to `to`; false for host to host, which is no transfer.
 inline bool direction_of(const device& to, const device& from, transfer_direction& d) noexcept {
-    if (from.is_cpu() && to.is_cpu()) return false;
+    if (to == from) return false;  // host to host, or within one device: no transfer
     d = from.is_cpu() ? transfer_direction::host_to_device
         : to.is_cpu() ? transfer_direction::device_to_host
                       : transfer_direction::device_to_device;

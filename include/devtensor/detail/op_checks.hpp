@@ -100,15 +100,7 @@ inline std::string made_where(std::initializer_list<operand> operands) {
     return text;
 }
 
-/// PyTorch's wording for operands on different devices.
-inline void check_same_device(const char* op, const device& a, const device& b) {
-    if (a != b)
-        throw device_mismatch("expected all tensors to be on the same device, but found at least "
-                              "two devices, " + to_string(a) + " and " + to_string(b) + " (in " +
-                              op + ")");
-}
-
-/// The same, naming where each operand was made.
+/// PyTorch's wording for operands on different devices, then where each was made.
 inline void check_same_device(const char* op, const operand& a, const operand& b) {
     if (a.dev != b.dev)
         throw device_mismatch("expected all tensors to be on the same device, but found at least "

@@ -24,9 +24,12 @@ public:
     /// Every layer on `dev` (a new type for a static device).
     template <Device E>
     [[nodiscard]] auto to(const E& dev, call_site site = call_site::current()) const {
-        return std::apply(
-            [&](const auto&... layer) { return sequential<decltype(layer.to(dev))...>(layer.to(dev, site)...); },
-            layers_);
+        const auto moved = [&](const auto& layer) {  // a user's layer may take no call site
+            if constexpr (requires { layer.to(dev, site); }) return layer.to(dev, site);
+            else return layer.to(dev);
+        };
+        return std::apply([&](const auto&... layer) { return sequential<decltype(moved(layer))...>(moved(layer)...); },
+                          layers_);
     }
 
     /// The layers applied in order. A shape or device error names the layer it came from.

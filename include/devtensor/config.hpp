@@ -22,6 +22,13 @@
 #  error "devtensor: this file is compiled by nvcc but the CUDA runtime is off; link devtensor::cuda (or define DEVTENSOR_CUDA_RUNTIME=1 in every translation unit)"
 #endif
 
+// Bit-identical results (DESIGN §15) need IEEE arithmetic without -ffast-math's
+// reassociation and flush-to-zero; define DEVTENSOR_ALLOW_FAST_MATH to build anyway
+// (the contract is then void).
+#if defined(__FAST_MATH__) && !defined(DEVTENSOR_ALLOW_FAST_MATH)
+#  error "devtensor: -ffast-math (or --use_fast_math) breaks the determinism contract (DESIGN §15); define DEVTENSOR_ALLOW_FAST_MATH to build anyway, without it"
+#endif
+
 #if DEVTENSOR_HAS_CUDA
 #  define DEVTENSOR_HOST_DEVICE __host__ __device__
 #else

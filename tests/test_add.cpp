@@ -28,7 +28,7 @@ std::vector<T> reference_add(const dt::tensor<T, dt::cpu_device>& a, const dt::t
                 sb *= b.shape()[db];
             }
         }
-        result[static_cast<std::size_t>(i)] = static_cast<T>(a[ia] + b[ib]);
+        result[static_cast<std::size_t>(i)] = static_cast<T>(a.data()[ia] + b.data()[ib]);
     }
     return result;
 }
@@ -49,8 +49,8 @@ TEST_CASE_TEMPLATE("add broadcasts like NumPy", T, float, double, std::int32_t, 
         const auto fa = dt::rand<double>(sa, dt::cpu_device{}, gen);
         const auto fb = dt::rand<double>(sb, dt::cpu_device{}, gen);
         auto a = dt::empty<T>(sa), b = dt::empty<T>(sb);
-        for (std::int64_t i = 0; i < a.numel(); ++i) a[i] = static_cast<T>(fa[i] * 100);
-        for (std::int64_t i = 0; i < b.numel(); ++i) b[i] = static_cast<T>(fb[i] * 100);
+        for (std::int64_t i = 0; i < a.numel(); ++i) a.data()[i] = static_cast<T>(fa.data()[i] * 100);
+        for (std::int64_t i = 0; i < b.numel(); ++i) b.data()[i] = static_cast<T>(fb.data()[i] * 100);
         const auto c = dt::add(a, b);
         CHECK(c.shape() == dt::broadcast_shapes(sa, sb));
         CHECK(c.to_vector() == reference_add(a, b));
@@ -173,7 +173,9 @@ TEST_CASE_TEMPLATE("large outputs (streaming stores) and misaligned rows add and
     // Starts off 16-byte alignment: the scalar head, then vectors, then the tail.
     for (const std::int64_t offset : {1, 2, 3}) {
         std::vector<T> out(1000, T(-1));
-        dt::backend_cpu::add_row(x.data() + offset, 1, bias.data(), 0, out.data() + offset, 990, true);
+        dt::backend_cpu::map_row(dt::detail::plus{}, 990, true, dt::backend_cpu::row_operand<T>{out.data() + offset, 1},
+                                 dt::backend_cpu::row_operand<const T>{x.data() + offset, 1},
+                                 dt::backend_cpu::row_operand<const T>{bias.data(), 0});
         dt::backend_cpu::simd::stream_fence();
         for (std::int64_t i = 0; i < 990; ++i)
             REQUIRE(out[static_cast<std::size_t>(offset + i)] == static_cast<T>(x.data()[offset + i] + bias.data()[0]));

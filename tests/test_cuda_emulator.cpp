@@ -83,15 +83,23 @@ TEST_CASE("emulated fill and add match the cpu backend, aligned or not, both ind
                     const I ni = static_cast<I>(n);
                     run_elementwise(g, out.data, n, [&](I t, I T) { cu::fill_phase(out.data, ni, 2.5f, t, T); });
                     CHECK(values_of(out.data, n) == dt::full<float>({n}, 2.5f).to_vector());
-                    run_elementwise(g, out.data, n, [&](I t, I T) { cu::add_phase(sa.data, b.data(), out.data, ni, t, T); });
+                    run_elementwise(g, out.data, n, [&](I t, I T) { cu::map_linear_phase(dt::detail::plus{}, out.data, ni, 0u, t, T, static_cast<const float*>(sa.data), b.data()); });
                     CHECK(values_of(out.data, n) == (a + b).to_vector());
                 }
     });
 }
 
+namespace {
+/// The loop plan of a binary op on contiguous operands.
+dt::detail::loop_plan<3> plan_of(const dt::shape& out, const dt::shape& a, const dt::shape& b) {
+    const dt::strides so = dt::strides::contiguous(out), sa = dt::strides::contiguous(a), sb = dt::strides::contiguous(b);
+    return dt::detail::make_loop_plan<3>(out, {&out, &a, &b}, {&so, &sa, &sb});
+}
+}  // namespace
+
 TEST_CASE("a broadcast is recognised as a repeating operand only when it is one") {
     const auto repeat = [](dt::shape out, dt::shape a, dt::shape b) {
-        return dt::detail::find_repeat(dt::detail::make_broadcast_strides(out, a, b));
+        return dt::detail::find_repeat(plan_of(out, a, b));
     };
     CHECK(repeat({5, 7}, {5, 7}, {7}).period == 7);
     CHECK(repeat({5, 7}, {5, 7}, {7}).b_repeats);
@@ -118,7 +126,8 @@ TEST_CASE("emulated repeating add (bias) and general broadcast add match the cpu
                     const std::int64_t n = rows * period;
                     std::vector<float> out(static_cast<std::size_t>(n));
                     run_elementwise(g, out.data(), n, [&](I t, I T) {
-                        cu::add_repeat_phase(x.data(), bias.data(), out.data(), static_cast<I>(n), static_cast<I>(period), t, T);
+                        cu::map_repeat_phase(dt::detail::plus{}, false, out.data(), x.data(), bias.data(), static_cast<I>(n),
+                                             static_cast<I>(period), t, T);
                     });
                     CHECK(out == (x + bias).to_vector());
                 }
@@ -128,11 +137,33 @@ TEST_CASE("emulated repeating add (bias) and general broadcast add match the cpu
             const auto bias = dt::rand<float>({7});  // [n, 1] + [7]: the general path
             const auto column = dt::rand<float>({n, 1});
             std::vector<float> wide(static_cast<std::size_t>(n * 7));
-            const auto s = dt::detail::make_broadcast_strides({n, 7}, column.shape(), bias.shape());
+            const auto plan = plan_of({n, 7}, column.shape(), bias.shape());
             run_elementwise(g, wide.data(), n * 7, [&](std::int64_t t, std::int64_t T) {
-                cu::add_broadcast_phase(column.data(), bias.data(), wide.data(), n * 7, s, t, T);
+                cu::map_strided_phase(dt::detail::plus{}, plan, wide.data(), t, T, static_cast<const float*>(column.data()),
+                                      static_cast<const float*>(bias.data()));
             });
             CHECK(wide == (column + bias).to_vector());
+        }
+    // a transposed operand, a scalar repeated over the output (the linear path's splat)
+    for (const auto& g : grids)
+        for (const std::int64_t n : sizes) {
+            const auto m = dt::rand<float>({7, n}), k = dt::rand<float>({n, 7}), one = dt::rand<float>({1});
+            const auto mt = m.t();
+            const dt::shape out_shape{n, 7};
+            const dt::strides so = dt::strides::contiguous(out_shape);
+            const auto plan = dt::detail::make_loop_plan<3>(out_shape, {&out_shape, &mt.shape(), &k.shape()},
+                                                           {&so, &mt.strides(), &k.strides()});
+            std::vector<float> out(static_cast<std::size_t>(n * 7));
+            run_elementwise(g, out.data(), n * 7, [&](std::int64_t t, std::int64_t T) {
+                cu::map_strided_phase(dt::detail::plus{}, plan, out.data(), t, T, static_cast<const float*>(mt.data()),
+                                      static_cast<const float*>(k.data()));
+            });
+            CHECK(out == (mt + k).to_vector());
+            run_elementwise(g, out.data(), n * 7, [&](std::int64_t t, std::int64_t T) {
+                cu::map_linear_phase(dt::detail::plus{}, out.data(), n * 7, 2u, t, T, static_cast<const float*>(k.data()),
+                                     static_cast<const float*>(one.data()));
+            });
+            CHECK(out == (k + one).to_vector());
         }
 }
 

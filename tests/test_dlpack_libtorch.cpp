@@ -196,6 +196,23 @@ TEST_CASE("element types, scalars, empty tensors and size-1 strides") {
     }
 }
 
+TEST_CASE("strided tensors cross DLPack both ways as views, strides kept") {
+    const at::Tensor a = at::arange(6, at::kFloat).reshape({2, 3});
+    const auto t = dt::from_dlpack<float>(at::toDLPack(a.t()));
+    CHECK(t.shape() == dt::shape{3, 2});
+    CHECK(t.strides() == dt::strides(std::vector<std::int64_t>{1, 3}));
+    CHECK(!t.is_contiguous());
+    CHECK(t.to_vector() == std::vector<float>{0, 3, 1, 4, 2, 5});
+    CHECK(t(2, 1) == 5.0f);
+    // and back: torch sees the same view of the same memory
+    const auto base = dt::arange<float>(12).view({3, 4});
+    const at::Tensor back = at::fromDLPack(dt::to_dlpack(base.narrow(1, 1, 2).t()));
+    CHECK(back.sizes().vec() == std::vector<std::int64_t>{2, 3});
+    CHECK(back.strides().vec() == std::vector<std::int64_t>{1, 4});
+    CHECK(back.data_ptr<float>() == base.data() + 1);
+    CHECK(back.contiguous().equal(at::arange(12, at::kFloat).reshape({3, 4}).narrow(1, 1, 2).t()));
+}
+
 TEST_CASE("from_dlpack rejects what devtensor cannot hold, and leaves it to the caller") {
     SUBCASE("another element type") {
         DLManagedTensor* m = at::toDLPack(at::ones({2, 2}, at::kDouble));
@@ -203,12 +220,15 @@ TEST_CASE("from_dlpack rejects what devtensor cannot hold, and leaves it to the 
         CHECK_ERROR(dt::error, dt::from_dlpack<std::int64_t>(m), "float64", "int64");
         m->deleter(m);  // still ours after the throw
     }
-    SUBCASE("not contiguous") {
-        const at::Tensor a = at::arange(6, at::kFloat).reshape({2, 3});
-        DLManagedTensor* m = at::toDLPack(a.t());
-        CHECK_ERROR(dt::shape_error, dt::from_dlpack<float>(m), "from_dlpack", "[3, 2]", "strides [1, 3]",
-                    "contiguous");
-        m->deleter(m);
+    SUBCASE("a negative stride") {
+        float data[6] = {};
+        fake_producer flipped(data + 5, DLDevice{kDLCPU, 0}, float32);
+        std::int64_t sizes[1] = {6}, steps[1] = {-1};
+        flipped.managed.dl_tensor.ndim = 1;
+        flipped.managed.dl_tensor.shape = sizes;
+        flipped.managed.dl_tensor.strides = steps;
+        CHECK_ERROR(dt::shape_error, dt::from_dlpack<float>(&flipped.managed), "from_dlpack", "negative stride");
+        CHECK(flipped.deleted == 0);
     }
     SUBCASE("devices") {
         float data[6] = {};

@@ -14,8 +14,8 @@ std::vector<double> reference_linear(const dt::tensor<float, dt::cpu_device>& x,
     std::vector<double> y(static_cast<std::size_t>(batch * out));
     for (std::int64_t r = 0; r < batch; ++r)
         for (std::int64_t o = 0; o < out; ++o) {
-            double s = b.defined() ? b[o] : 0.0;
-            for (std::int64_t i = 0; i < in; ++i) s += static_cast<double>(x[r * in + i]) * w(o, i);
+            double s = b.defined() ? b.data()[o] : 0.0;
+            for (std::int64_t i = 0; i < in; ++i) s += static_cast<double>(x.data()[r * in + i]) * w(o, i);
             y[static_cast<std::size_t>(r * out + o)] = s;
         }
     return y;

@@ -33,12 +33,12 @@ TEST_CASE("linear equals torch::nn::Linear with the same weights") {
         REQUIRE(std::vector<std::int64_t>(got.shape().begin(), got.shape().end()) == expected.sizes().vec());
         const float* e = expected.data_ptr<float>();
         for (std::int64_t i = 0; i < got.numel(); ++i)
-            REQUIRE(got[i] == doctest::Approx(e[i]).epsilon(1e-5).scale(1));
+            REQUIRE(got.data()[i] == doctest::Approx(e[i]).epsilon(1e-5).scale(1));
         // and the functional form, without bias, against torch::nn::functional::linear
         const auto plain = torch::nn::functional::linear(to_torch(x), to_torch(ours.weight)).contiguous();
         const auto ours_plain = dt::linear(x, ours.weight);
         for (std::int64_t i = 0; i < ours_plain.numel(); ++i)
-            REQUIRE(ours_plain[i] == doctest::Approx(plain.data_ptr<float>()[i]).epsilon(1e-5).scale(1));
+            REQUIRE(ours_plain.data()[i] == doctest::Approx(plain.data_ptr<float>()[i]).epsilon(1e-5).scale(1));
     }
 }
 

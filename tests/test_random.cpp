@@ -47,7 +47,7 @@ TEST_CASE("element i of rand is Philox(counter = offset/4 + i/4, key = seed) lan
     const dt::philox4x32_10 philox;
     for (std::uint32_t i = 0; i < 13; ++i) {
         const auto r = philox({2 + i / 4, 0, 0, 0}, {42, 0});
-        CHECK(t[i] == dt::detail::uniform_float(r[i % 4]));
+        CHECK(t.data()[i] == dt::detail::uniform_float(r[i % 4]));
     }
     CHECK(gen.offset() == 8 + 16);  // 13 numbers rounded up to whole blocks
 }

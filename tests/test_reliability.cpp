@@ -157,11 +157,13 @@ TEST_CASE("element counts and byte sizes near the limits are errors, not wrap-ar
 TEST_CASE("broadcast offsets of outputs past 2^31 elements are exact (64-bit index arithmetic)") {
     // [3, 2^31 + 11] + [2^31 + 11]: no memory, only the kernels' index math.
     const std::int64_t wide = (std::int64_t{1} << 31) + 11;
-    const auto s = dt::detail::make_broadcast_strides(dt::shape{3, wide}, dt::shape{3, wide}, dt::shape{wide});
+    const dt::shape out{3, wide}, b{wide};
+    const dt::strides so = dt::strides::contiguous(out), sb = dt::strides::contiguous(b);
+    const auto plan = dt::detail::make_loop_plan<3>(out, {&out, &out, &b}, {&so, &so, &sb});
     for (const std::int64_t i : {std::int64_t{0}, wide - 1, wide, 2 * wide + 5, 3 * wide - 1}) {
-        std::int64_t oa = -1, ob = -1;
-        dt::detail::broadcast_offsets(s, i, oa, ob);
-        CHECK(oa == i);
-        CHECK(ob == i % wide);
+        std::int64_t offset[3] = {-1, -1, -1};
+        dt::detail::offsets_of(plan, i, offset);
+        CHECK(offset[1] == i);
+        CHECK(offset[2] == i % wide);
     }
 }

@@ -19,6 +19,9 @@
 #include <devtensor/ops/fill.hpp>
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/ops/matmul.hpp>
+#include <devtensor/ops/mul.hpp>
 #include <devtensor/ops/random.hpp>
+#include <devtensor/ops/relu.hpp>
+#include <devtensor/ops/factories.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/sequential.hpp>

@@ -176,11 +176,9 @@ DLManagedTensor* to_dlpack(const tensor<T, D>& t) {
     auto ctx = std::make_unique<detail::dlpack_export<T, D>>();
     ctx->handle = t;
     const auto& s = t.shape();
-    std::int64_t stride = 1;
-    for (std::size_t i = s.rank(); i-- > 0;) {  // row-major, contiguous
+    for (std::size_t i = 0; i < s.rank(); ++i) {  // the view's own strides
         ctx->sizes[i] = s[i];
-        ctx->strides[i] = stride;
-        stride *= s[i];
+        ctx->strides[i] = t.strides()[i];
     }
     DLTensor& dl = ctx->managed.dl_tensor;
     dl.data = t.numel() == 0 ? static_cast<void*>(ctx->no_elements) : t.data();
@@ -266,21 +264,14 @@ tensor<T, D> from_dlpack(DLManagedTensor* m) {
                           " dimensions but no shape array");
     const std::span<const std::int64_t> sizes(dl.shape, ndim);
     const shape s(sizes);  // shape_error for negative sizes or an overflowing count
-    if (dl.strides != nullptr && s.numel() > 0) {
-        std::int64_t expected = 1;
-        for (std::size_t i = ndim; i-- > 0;) {
-            if (sizes[i] != 1 && dl.strides[i] != expected) {
-                std::string strides = "[";
-                for (std::size_t j = 0; j < ndim; ++j)
-                    strides += (j ? ", " : "") + std::to_string(dl.strides[j]);
-                throw shape_error("devtensor::from_dlpack: the DLPack tensor of shape " +
-                                  s.to_string() + " has strides " + strides +
-                                  "], which are not row-major contiguous; devtensor tensors are, "
-                                  "so make it contiguous first (torch: .contiguous())");
-            }
-            expected *= sizes[i];
-        }
-    }
+    // DLPack's NULL strides mean row-major; devtensor views take any non-negative strides.
+    const strides st = dl.strides == nullptr ? strides::contiguous(s) : strides(std::span<const std::int64_t>(dl.strides, ndim));
+    for (std::size_t i = 0; i < ndim; ++i)
+        if (st[i] < 0)
+            throw shape_error("devtensor::from_dlpack: the DLPack tensor of shape " + s.to_string() +
+                              " has strides " + st.to_string() +
+                              ", with a negative stride, which devtensor views do not take (as in PyTorch); "
+                              "make it contiguous first");
 
     // the data
     if (s.numel() > 0 && dl.data == nullptr)
@@ -297,7 +288,7 @@ tensor<T, D> from_dlpack(DLManagedTensor* m) {
     if (dev.is_cuda()) detail::dlpack_wait_for_device(dev.index());  // the producer's writes
     // From here on devtensor owns m (should this allocation fail, the deleter runs).
     std::shared_ptr<void> owner(m, detail::dlpack_import_deleter{dev});
-    return tensor<T, D>(std::move(owner), data, s, target);
+    return tensor<T, D>(std::move(owner), data, s, st, target);
 }
 
 }  // namespace devtensor

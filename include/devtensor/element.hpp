@@ -4,6 +4,8 @@
 #pragma once
 
 #include <concepts>
+#include <ostream>
+#include <string_view>
 #include <cstdint>
 #include <type_traits>
 
@@ -70,3 +72,26 @@ consteval const char* dtype_name_of() {
 template <class T>
 inline constexpr const char* dtype_of = dtype_name_of<T>();
 }  // namespace devtensor::detail
+
+namespace devtensor {
+
+/// An element type as a value (torch.dtype): t.dtype() == dtype_v<float>, and it
+/// prints as PyTorch prints it, "torch.float32".
+class dtype {
+public:
+    constexpr explicit dtype(const char* name) noexcept : name_(name) {}
+    constexpr const char* name() const noexcept { return name_; }
+    friend constexpr bool operator==(dtype a, dtype b) noexcept {
+        return std::string_view(a.name_) == std::string_view(b.name_);
+    }
+    friend std::ostream& operator<<(std::ostream& os, dtype d) { return os << d.name_; }
+
+private:
+    const char* name_;
+};
+
+/// The dtype of element type T.
+template <class T>
+inline constexpr dtype dtype_v{detail::dtype_of<T>};
+
+}  // namespace devtensor

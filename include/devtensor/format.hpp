@@ -302,6 +302,14 @@ template <class T, class D>
 std::string print(const tensor<T, D>& t, const transfer_request& why) {
     if (!t.defined()) return "[ Tensor (undefined) ]";
     const devtensor::device from(t.device()), host;
+    if (!t.is_contiguous()) {  // a strided view: all its elements, gathered on the host
+        const auto values = std::make_unique<T[]>(static_cast<std::size_t>(t.numel()));
+        read_elements(t, values.get(), why);
+        const auto shown = gather_shown<T>(t.shape(), [&](std::int64_t first, std::int64_t count, T* dst) {
+            std::copy_n(values.get() + first, count, dst);
+        });
+        return format_shown<T>(shown.values(), t.shape(), devtensor::to_string(t.device()));
+    }
     const T* const base = t.data();
     // The guard sees the print as one copy of what it shows, before any run is copied.
     admit_transfer(host, from, static_cast<std::size_t>(shown_shape(t.shape()).numel()) * sizeof(T), why);

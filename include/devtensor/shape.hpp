@@ -102,6 +102,74 @@ private:
     std::int64_t numel_ = 1;
 };
 
+/// The step, in elements, between neighbours along each dimension of a tensor
+/// (torch's strides): 0 along a broadcast (expanded) dimension, never negative.
+class strides {
+public:
+    strides() = default;
+    /// From any range of integers.
+    template <std::ranges::input_range R>
+        requires std::integral<std::ranges::range_value_t<R>>
+    explicit strides(const R& values) {
+        for (const auto v : values) {
+            if (rank_ == shape::max_rank) throw shape_error("devtensor::strides: more than 8 dimensions");
+            values_[rank_++] = static_cast<std::int64_t>(v);
+        }
+    }
+    /// The strides of a row-major (contiguous) tensor of shape `s`.
+    static strides contiguous(const shape& s) {
+        strides result;
+        result.rank_ = static_cast<std::uint8_t>(s.rank());
+        std::int64_t step = 1;
+        for (std::size_t i = s.rank(); i-- > 0;) {
+            result.values_[i] = step;
+            step *= std::max<std::int64_t>(s[i], 1);
+        }
+        return result;
+    }
+
+    std::size_t rank() const noexcept { return rank_; }
+    std::size_t size() const noexcept { return rank_; }
+    std::int64_t operator[](std::size_t i) const noexcept { return values_[i]; }
+    const std::int64_t* begin() const noexcept { return values_.data(); }
+    const std::int64_t* end() const noexcept { return values_.data() + rank_; }
+
+    friend bool operator==(const strides& a, const strides& b) noexcept {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
+    /// "[3, 1]"
+    std::string to_string() const {
+        std::string s = "[";
+        for (std::size_t i = 0; i < rank_; ++i) s += (i ? ", " : "") + std::to_string(values_[i]);
+        return s + "]";
+    }
+    friend std::ostream& operator<<(std::ostream& os, const strides& s) { return os << s.to_string(); }
+
+private:
+    std::array<std::int64_t, shape::max_rank> values_{};
+    std::uint8_t rank_ = 0;
+};
+
+/// Row-major contiguous: each dimension's stride is the product of the later sizes
+/// (dimensions of size 1 may have any stride, as in PyTorch).
+inline bool is_contiguous(const shape& s, const strides& st) noexcept {
+    if (s.numel() == 0) return true;
+    std::int64_t step = 1;
+    for (std::size_t i = s.rank(); i-- > 0;) {
+        if (s[i] != 1 && st[i] != step) return false;
+        step *= s[i];
+    }
+    return true;
+}
+
+/// Elements from the first to one past the last that a view of (s, st) touches.
+inline std::int64_t extent(const shape& s, const strides& st) noexcept {
+    if (s.numel() == 0) return 0;
+    std::int64_t last = 0;
+    for (std::size_t i = 0; i < s.rank(); ++i) last += (s[i] - 1) * st[i];
+    return last + 1;
+}
+
 /// The shape two operands broadcast to (trailing dimensions aligned, 1 stretches);
 /// throws shape_error naming `op` and both shapes when they don't.
 inline shape broadcast_shapes(const shape& a, const shape& b, std::string_view op = "broadcast") {

@@ -34,9 +34,110 @@ inline constexpr bool is_tensor_v = false;
 template <class T, class D>
 inline constexpr bool is_tensor_v<tensor<T, D>> = true;
 
-/// A handle to `shape().numel()` contiguous elements of T (row-major) on a device
-/// of type D: cpu_device or cuda_device (checked at compile time) or device
-/// (checked at run time).
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+/// A contiguous copy of `t` converted to U on t's device (ops/copy.hpp): what
+/// contiguous(), clone(), reshape() and to<U>() run.
+template <class U, class T, class D>
+tensor<U, D> copy_as(const tensor<T, D>& t, const origin& made);
+DEVTENSOR_END_TU_NAMESPACE
+
+template <class T, class D>
+void read_elements(const tensor<T, D>& t, T* dst, const transfer_request& why);
+
+/// Dimension `d` of a rank-`rank` tensor, counted from the end when negative
+/// (PyTorch's wording when it is out of range).
+inline std::size_t wrap_dim(const char* op, std::int64_t d, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(std::max<std::size_t>(rank, 1));
+    if (d < -r || d >= r)
+        throw index_error(std::string("devtensor::") + op + ": dimension out of range (expected to be in range of [" +
+                          std::to_string(-r) + ", " + std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
+    return static_cast<std::size_t>(d < 0 ? d + r : d);
+}
+
+/// Strides that view elements laid out by (from, from_strides) as shape `to`, when
+/// they exist (PyTorch's computeStride): dimensions merge or split only within runs
+/// that are contiguous among themselves.
+inline bool view_strides(const shape& from, const strides& from_strides, const shape& to,
+                         std::array<std::int64_t, shape::max_rank>& result) {
+    if (from.numel() == 0 || from.rank() == 0) {
+        const strides c = strides::contiguous(to);
+        std::copy(c.begin(), c.end(), result.begin());
+        return true;
+    }
+    auto view_d = static_cast<std::int64_t>(to.rank()) - 1;
+    std::int64_t chunk_base = from_strides[from.rank() - 1], from_numel = 1, view_numel = 1;
+    for (auto d = static_cast<std::int64_t>(from.rank()) - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        from_numel *= from[u];
+        if (d == 0 || (from[u - 1] != 1 && from_strides[u - 1] != from_numel * chunk_base)) {
+            while (view_d >= 0 && (view_numel < from_numel || to[static_cast<std::size_t>(view_d)] == 1)) {
+                result[static_cast<std::size_t>(view_d)] = view_numel * chunk_base;
+                view_numel *= to[static_cast<std::size_t>(view_d)];
+                --view_d;
+            }
+            if (view_numel != from_numel) return false;
+            if (d > 0) {
+                chunk_base = from_strides[u - 1];
+                from_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+/// A shape with at most one -1, which takes what the other dimensions leave of `numel`.
+inline shape infer_shape(const char* op, std::initializer_list<std::int64_t> dims, std::int64_t numel) {
+    std::array<std::int64_t, shape::max_rank> out{};
+    if (dims.size() > shape::max_rank) throw shape_error(std::string("devtensor::") + op + ": more than 8 dimensions");
+    std::size_t n = 0, inferred = shape::max_rank;
+    std::int64_t known = 1;
+    for (const std::int64_t d : dims) {
+        if (d == -1) {
+            if (inferred != shape::max_rank)
+                throw shape_error(std::string("devtensor::") + op + ": only one dimension can be inferred (-1)");
+            inferred = n;
+        } else if (d < 0) {
+            throw shape_error(std::string("devtensor::") + op + ": invalid shape dimension " + std::to_string(d));
+        } else {
+            known *= d;
+        }
+        out[n++] = d;
+    }
+    if (inferred != shape::max_rank) {
+        if (known == 0 || numel % known != 0)
+            throw shape_error(std::string("devtensor::") + op + ": shape '" + shape(std::span(out.data(), n)).to_string() +
+                              "' is invalid for input of size " + std::to_string(numel));
+        out[inferred] = numel / known;
+    }
+    return shape(std::span<const std::int64_t>(out.data(), n));
+}
+
+/// The elements of (s, st) at `base` on the host, gathered in row-major order into `dst`.
+template <class T>
+void gather(const T* base, const shape& s, const strides& st, T* dst) {
+    const std::int64_t n = s.numel();
+    if (n == 0) return;
+    std::array<std::int64_t, shape::max_rank> index{};
+    std::int64_t offset = 0;
+    const std::size_t rank = s.rank();
+    for (std::int64_t i = 0; i < n; ++i) {
+        dst[i] = base[offset];
+        for (std::size_t d = rank; d-- > 0;) {  // the odometer: last dimension fastest
+            offset += st[d];
+            if (++index[d] < s[d]) break;
+            offset -= st[d] * s[d];
+            index[d] = 0;
+        }
+    }
+}
+}  // namespace detail
+
+/// A handle to the elements of a tensor of type T on a device of type D:
+/// cpu_device or cuda_device (checked at compile time) or device (checked at run
+/// time). It views `shape()` elements at `data()` with `strides()` (row-major
+/// contiguous unless a view op made it otherwise), in storage it shares.
 template <class T, class D>
 class tensor {
     DEVTENSOR_STATIC_CHECK_ELEMENT("devtensor::tensor", T);
@@ -53,25 +154,16 @@ public:
     /// handle to memory the new owner may free.
     tensor(const tensor&) = default;
     tensor& operator=(const tensor&) = default;
-    tensor(tensor&& other) noexcept
-        : storage_(std::move(other.storage_)), data_(std::exchange(other.data_, nullptr)),
-          shape_(std::exchange(other.shape_, devtensor::shape{})), dev_(other.dev_),
-          origin_(std::exchange(other.origin_, detail::origin_slot{})) {}
+    tensor(tensor&& other) noexcept { take(other); }
     tensor& operator=(tensor&& other) noexcept {
-        if (this != &other) {
-            storage_ = std::move(other.storage_);
-            data_ = std::exchange(other.data_, nullptr);
-            shape_ = std::exchange(other.shape_, devtensor::shape{});
-            dev_ = other.dev_;
-            origin_ = std::exchange(other.origin_, detail::origin_slot{});
-        }
+        if (this != &other) take(other);
         return *this;
     }
     ~tensor() = default;
 
-    /// Uninitialised storage for `s` on `dev` (see empty()), made by `made`.
+    /// Uninitialised contiguous storage for `s` on `dev` (see empty()), made by `made`.
     tensor(const devtensor::shape& s, const D& dev, const devtensor::origin& made = {})
-        : shape_(s), dev_(dev), origin_(made) {
+        : shape_(s), strides_(devtensor::strides::contiguous(s)), dev_(dev), origin_(made) {
         auto storage = std::make_shared<buffer<T, devtensor::device>>(
             static_cast<std::size_t>(s.numel()), devtensor::device(dev),
             detail::allocation_info{&shape_, detail::dtype_of<T>, made});
@@ -80,31 +172,50 @@ public:
     }
 
     /// Wraps memory that `owner` keeps alive, without copying (torch::from_blob with
-    /// a deleter; from_dlpack uses it): `data` holds `s.numel()` contiguous elements
-    /// (row-major) on `dev`, and stays valid until the last handle and `owner` are gone.
+    /// a deleter; from_dlpack uses it): the elements of shape `s` at `data` on `dev`,
+    /// row-major or with the given strides, valid until the last handle and `owner` are gone.
     tensor(std::shared_ptr<void> owner, T* data, const devtensor::shape& s, const D& dev,
            const devtensor::origin& made = {})
-        : storage_(std::move(owner)), data_(data), shape_(s), dev_(dev), origin_(made) {}
+        : tensor(std::move(owner), data, s, devtensor::strides::contiguous(s), dev, made) {}
+    tensor(std::shared_ptr<void> owner, T* data, const devtensor::shape& s, const devtensor::strides& st,
+           const D& dev, const devtensor::origin& made = {})
+        : storage_(std::move(owner)), data_(data), shape_(s), strides_(st), dev_(dev), origin_(made) {
+        if (st.rank() != s.rank())
+            throw shape_error("devtensor::tensor: strides " + st.to_string() + " for shape " + s.to_string());
+    }
 
     /// A static-device tensor viewed through the run-time type; shares the storage.
     template <StaticDevice E>
         requires std::same_as<D, devtensor::device>
     tensor(const tensor<T, E>& other)  // NOLINT: implicit on purpose, like the devices
-        : storage_(other.storage_), data_(other.data_), shape_(other.shape_), dev_(other.dev_),
-          origin_(other.origin_) {}
+        : storage_(other.storage_), data_(other.data_), shape_(other.shape_), strides_(other.strides_),
+          dev_(other.dev_), origin_(other.origin_) {}
     template <StaticDevice E>
         requires std::same_as<D, devtensor::device>
-    tensor(tensor<T, E>&& other) noexcept  // NOLINT: implicit, and the source is left undefined
-        : storage_(std::move(other.storage_)), data_(std::exchange(other.data_, nullptr)),
-          shape_(std::exchange(other.shape_, devtensor::shape{})), dev_(other.dev_),
-          origin_(std::exchange(other.origin_, detail::origin_slot{})) {}
+    tensor(tensor<T, E>&& other) noexcept {  // NOLINT: implicit, and the source is left undefined
+        take(other);
+    }
+
+    // ---- inspection ---------------------------------------------------------------------
 
     D device() const noexcept { return dev_; }
     const devtensor::shape& shape() const noexcept { return shape_; }
+    /// torch's sizes(): the shape.
+    const devtensor::shape& sizes() const noexcept { return shape_; }
+    /// The size of dimension `d` (negative counts from the end).
+    std::int64_t size(std::int64_t d) const { return shape_[detail::wrap_dim("size", d, shape_.rank())]; }
+    const devtensor::strides& strides() const noexcept { return strides_; }
+    std::int64_t stride(std::int64_t d) const { return strides_[detail::wrap_dim("stride", d, shape_.rank())]; }
     /// Elements held: 0 for an undefined tensor.
     std::int64_t numel() const noexcept { return defined() ? shape_.numel() : 0; }
     std::int64_t dim() const noexcept { return static_cast<std::int64_t>(shape_.rank()); }
     bool defined() const noexcept { return storage_ != nullptr; }
+    devtensor::dtype dtype() const noexcept { return dtype_v<T>; }
+    static constexpr std::int64_t element_size() noexcept { return sizeof(T); }
+    bool is_cpu() const noexcept { return devtensor::device(dev_).is_cpu(); }
+    bool is_cuda() const noexcept { return devtensor::device(dev_).is_cuda(); }
+    /// Row-major with no gaps: what the fast paths and the copies take as is.
+    bool is_contiguous() const noexcept { return devtensor::is_contiguous(shape_, strides_); }
 
     /// First element: a device pointer on CUDA; nullptr when the tensor holds no elements.
     T* data() const noexcept { return data_; }
@@ -115,10 +226,14 @@ public:
     /// Same storage and same view: what `is` means for PyTorch tensors.
     template <class E>
     bool is_same(const tensor<T, E>& other) const noexcept {
-        return storage_ == other.storage_ && data_ == other.data_ && shape_ == other.shape_;
+        return storage_ == other.storage_ && data_ == other.data_ && shape_ == other.shape_ &&
+               strides_ == other.strides_;
     }
 
-    /// The tensor on `dev`: this very storage when it is there already, else a copy.
+    // ---- copies between devices and to the host ------------------------------------------
+
+    /// The tensor on `dev`: this very storage when it is there already, else a
+    /// contiguous copy.
     template <Device E>
     [[nodiscard]] tensor<T, E> to(const E& dev, call_site site = call_site::current()) const {
         return copy_to(dev, {"to", site});
@@ -130,6 +245,21 @@ public:
         return copy_to(cuda_device{ordinal}, {"cuda", site});
     }
 
+    /// The elements converted to U (PyTorch's .to(dtype)): float -> integer truncates
+    /// toward zero and saturates, NaN -> 0, -> bool is != 0; the same on every device.
+    /// Self when U is T. Runs a kernel: compile the file with nvcc for a GPU tensor.
+    template <Element U, class Tu = detail::tu_tag>
+    [[nodiscard]] tensor<U, D> to(call_site site = call_site::current()) const {
+        require_defined("to");
+        if constexpr (std::same_as<U, T>) return *this;
+        else return detail::copy_as<U>(*this, {"to", site});
+    }
+    /// The elements converted to U on `dev` (.to(device, dtype)): moved, then converted there.
+    template <Element U, Device E, class Tu = detail::tu_tag>
+    [[nodiscard]] tensor<U, E> to(const E& dev, call_site site = call_site::current()) const {
+        return copy_to(dev, {"to", site}).template to<U, Tu>(site);
+    }
+
     /// The elements, copied to the host in row-major order.
     /// An implicit copy (DESIGN §14): a transfer_guard may log or refuse it.
     [[nodiscard]] std::vector<T> to_vector(call_site site = call_site::current()) const {
@@ -138,12 +268,11 @@ public:
         const detail::transfer_request why{"to_vector", site, false, origin()};
         if constexpr (std::same_as<T, bool>) {  // std::vector<bool> has no data()
             const auto host = std::make_unique<bool[]>(n);
-            detail::copy_bytes(host.get(), devtensor::device(), data(), devtensor::device(dev_), n, why);
+            detail::read_elements(*this, host.get(), why);
             return std::vector<bool>(host.get(), host.get() + n);
         } else {
             std::vector<T> values(n);
-            detail::copy_bytes(values.data(), devtensor::device(), data(), devtensor::device(dev_),
-                               n * sizeof(T), why);
+            detail::read_elements(*this, values.data(), why);
             return values;
         }
     }
@@ -161,6 +290,8 @@ public:
         return value;
     }
 
+    // ---- element access (host memory only) ------------------------------------------------
+
     /// Element at a multi-index (one index per dimension), by reference; host memory only.
     template <std::integral... I>
     T& operator()(I... index) const {
@@ -175,21 +306,223 @@ public:
         std::size_t d = 0;
         [[maybe_unused]] const auto step = [&](auto i) {  // each index in its own type, for the message
             check_index(i, shape_[d], d);
-            offset = offset * shape_[d] + static_cast<std::int64_t>(i);
+            offset += static_cast<std::int64_t>(i) * strides_[d];
             ++d;
         };
         (step(index), ...);
         return data()[offset];
     }
 
-    /// Element `i` in row-major order, whatever the rank; host memory only.
-    T& operator[](std::int64_t i) const {
-        static_assert(!is_static_cuda_v<D>, "devtensor::tensor: element access needs host memory; "
-                                            "copy it with .cpu() first");
-        require_defined("operator[]");
-        require_host();
-        check_index(i, numel(), 0);
-        return data()[i];
+    // ---- views: no copy, the same storage (DESIGN §11) --------------------------------------
+
+    /// Row i (select(0, i)), a view on any device, as in PyTorch.
+    tensor operator[](std::int64_t i) const { return select(0, i, call_site{}); }
+
+    /// The elements as shape `s` without a copy; shape_error when the strides do not allow it.
+    tensor view(const devtensor::shape& s, call_site site = call_site::current()) const {
+        require_defined("view");
+        if (s.numel() != shape_.numel())
+            throw shape_error("devtensor::view: shape '" + s.to_string() + "' is invalid for input of size " +
+                              std::to_string(shape_.numel()) + " (shape " + shape_.to_string() + ")");
+        std::array<std::int64_t, devtensor::shape::max_rank> st{};
+        if (!detail::view_strides(shape_, strides_, s, st))
+            throw shape_error("devtensor::view: a tensor of shape " + shape_.to_string() + " and strides " +
+                              strides_.to_string() + " cannot be viewed as " + s.to_string() +
+                              ": its elements are not evenly spaced in memory for that shape; use "
+                              "reshape(), which copies when it must (or contiguous() first)");
+        return view_of(s, devtensor::strides(std::span<const std::int64_t>(st.data(), s.rank())), data_,
+                       {"view", site});
+    }
+    tensor view(std::initializer_list<std::int64_t> dims, call_site site = call_site::current()) const {
+        return view(detail::infer_shape("view", dims, shape_.numel()), site);
+    }
+
+    /// A view when the strides allow one, else a contiguous copy (torch.reshape).
+    template <class Tu = detail::tu_tag>
+    tensor reshape(const devtensor::shape& s, call_site site = call_site::current()) const {
+        require_defined("reshape");
+        std::array<std::int64_t, devtensor::shape::max_rank> st{};
+        if (s.numel() == shape_.numel() && detail::view_strides(shape_, strides_, s, st))
+            return view_of(s, devtensor::strides(std::span<const std::int64_t>(st.data(), s.rank())), data_,
+                           {"reshape", site});
+        if (s.numel() != shape_.numel())
+            throw shape_error("devtensor::reshape: shape '" + s.to_string() + "' is invalid for input of size " +
+                              std::to_string(shape_.numel()) + " (shape " + shape_.to_string() + ")");
+        const tensor copy = detail::copy_as<T>(*this, {"reshape", site});
+        return tensor(copy.storage_, copy.data_, s, devtensor::strides::contiguous(s), dev_, copy.origin());
+    }
+    template <class Tu = detail::tu_tag>
+    tensor reshape(std::initializer_list<std::int64_t> dims, call_site site = call_site::current()) const {
+        return reshape<Tu>(detail::infer_shape("reshape", dims, shape_.numel()), site);
+    }
+
+    /// Dimensions start..end merged into one (a view when possible, like reshape).
+    template <class Tu = detail::tu_tag>
+    tensor flatten(std::int64_t start = 0, std::int64_t end = -1, call_site site = call_site::current()) const {
+        require_defined("flatten");
+        if (shape_.rank() == 0) return reshape<Tu>(devtensor::shape{1}, site);
+        const std::size_t first = detail::wrap_dim("flatten", start, shape_.rank());
+        const std::size_t last = detail::wrap_dim("flatten", end, shape_.rank());
+        if (first > last)
+            throw index_error("devtensor::flatten: start_dim " + std::to_string(start) +
+                              " cannot come after end_dim " + std::to_string(end));
+        std::vector<std::int64_t> dims;
+        for (std::size_t d = 0; d < first; ++d) dims.push_back(shape_[d]);
+        std::int64_t merged = 1;
+        for (std::size_t d = first; d <= last; ++d) merged *= shape_[d];
+        dims.push_back(merged);
+        for (std::size_t d = last + 1; d < shape_.rank(); ++d) dims.push_back(shape_[d]);
+        return reshape<Tu>(devtensor::shape(dims), site);
+    }
+
+    /// Without dimension `d` when its size is 1 (else the same view); without every
+    /// size-1 dimension when no dimension is given.
+    tensor squeeze(std::int64_t d, call_site site = call_site::current()) const {
+        require_defined("squeeze");
+        if (shape_.rank() == 0) return view_of(shape_, strides_, data_, {"squeeze", site});
+        const std::size_t k = detail::wrap_dim("squeeze", d, shape_.rank());
+        return shape_[k] == 1 ? without_dim(k, data_, {"squeeze", site}) : view_of(shape_, strides_, data_, {"squeeze", site});
+    }
+    tensor squeeze(call_site site = call_site::current()) const {
+        require_defined("squeeze");
+        std::vector<std::int64_t> dims, st;
+        for (std::size_t d = 0; d < shape_.rank(); ++d)
+            if (shape_[d] != 1) dims.push_back(shape_[d]), st.push_back(strides_[d]);
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"squeeze", site});
+    }
+
+    /// A size-1 dimension inserted at `d` (0 ... dim(), negative counts from the end).
+    tensor unsqueeze(std::int64_t d, call_site site = call_site::current()) const {
+        require_defined("unsqueeze");
+        const std::size_t k = detail::wrap_dim("unsqueeze", d, shape_.rank() + 1);
+        std::vector<std::int64_t> dims(shape_.begin(), shape_.end()), st(strides_.begin(), strides_.end());
+        const std::int64_t step = k < shape_.rank() ? shape_[k] * strides_[k] : 1;
+        dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(k), 1);
+        st.insert(st.begin() + static_cast<std::ptrdiff_t>(k), step);
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"unsqueeze", site});
+    }
+
+    /// Dimensions d0 and d1 swapped.
+    tensor transpose(std::int64_t d0, std::int64_t d1, call_site site = call_site::current()) const {
+        require_defined("transpose");
+        const std::size_t a = detail::wrap_dim("transpose", d0, shape_.rank());
+        const std::size_t b = detail::wrap_dim("transpose", d1, shape_.rank());
+        std::vector<std::int64_t> dims(shape_.begin(), shape_.end()), st(strides_.begin(), strides_.end());
+        if (shape_.rank() > 0) std::swap(dims[a], dims[b]), std::swap(st[a], st[b]);
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"transpose", site});
+    }
+
+    /// The transpose of a matrix (a tensor of rank 0 or 1 is its own); rank > 2 refused.
+    tensor t(call_site site = call_site::current()) const {
+        require_defined("t");
+        if (shape_.rank() > 2)
+            throw shape_error("devtensor::t: expects a tensor with <= 2 dimensions, but it has " +
+                              std::to_string(shape_.rank()) + " (shape " + shape_.to_string() +
+                              "); use transpose(d0, d1)");
+        return shape_.rank() < 2 ? view_of(shape_, strides_, data_, {"t", site}) : transpose(0, 1, site);
+    }
+
+    /// The dimensions in the order `order` (a permutation of 0 ... dim() - 1).
+    tensor permute(std::initializer_list<std::int64_t> order, call_site site = call_site::current()) const {
+        require_defined("permute");
+        if (order.size() != shape_.rank())
+            throw shape_error("devtensor::permute: " + std::to_string(order.size()) +
+                              " dimensions given for a tensor of shape " + shape_.to_string());
+        std::vector<std::int64_t> dims, st;
+        std::array<bool, devtensor::shape::max_rank> seen{};
+        for (const std::int64_t d : order) {
+            const std::size_t k = detail::wrap_dim("permute", d, shape_.rank());
+            if (seen[k]) throw shape_error("devtensor::permute: dimension " + std::to_string(d) + " repeats");
+            seen[k] = true;
+            dims.push_back(shape_[k]);
+            st.push_back(strides_[k]);
+        }
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"permute", site});
+    }
+
+    /// Elements start ... start + length - 1 of dimension `d`.
+    tensor narrow(std::int64_t d, std::int64_t start, std::int64_t length, call_site site = call_site::current()) const {
+        require_defined("narrow");
+        if (shape_.rank() == 0) throw index_error("devtensor::narrow: cannot be applied to a 0-dim tensor");
+        const std::size_t k = detail::wrap_dim("narrow", d, shape_.rank());
+        const std::int64_t size = shape_[k];
+        if (start < -size || start > size)
+            throw index_error("devtensor::narrow: start " + std::to_string(start) + " is out of range for dimension " +
+                              std::to_string(d) + " of size " + std::to_string(size));
+        if (start < 0) start += size;
+        if (length < 0 || start + length > size)
+            throw index_error("devtensor::narrow: start (" + std::to_string(start) + ") + length (" +
+                              std::to_string(length) + ") exceeds dimension size (" + std::to_string(size) + ")");
+        std::vector<std::int64_t> dims(shape_.begin(), shape_.end());
+        dims[k] = length;
+        return view_of(devtensor::shape(dims), strides_, length == 0 ? data_ : data_ + start * strides_[k],
+                       {"narrow", site});
+    }
+
+    /// Index i of dimension `d`, which goes away (negative i counts from the end).
+    tensor select(std::int64_t d, std::int64_t i, call_site site = call_site::current()) const {
+        require_defined("select");
+        if (shape_.rank() == 0) throw index_error("devtensor::select: cannot be applied to a 0-dim tensor");
+        const std::size_t k = detail::wrap_dim("select", d, shape_.rank());
+        const std::int64_t size = shape_[k];
+        if (i < -size || i >= size)
+            throw index_error("devtensor::select: index " + std::to_string(i) + " is out of range for dimension " +
+                              std::to_string(d) + " of size " + std::to_string(size) + " (shape " +
+                              shape_.to_string() + ")");
+        if (i < 0) i += size;
+        return without_dim(k, data_ + i * strides_[k], {"select", site});
+    }
+
+    /// This tensor broadcast to `s` without a copy: size-1 dimensions repeat (stride 0),
+    /// new leading dimensions are added; -1 keeps a size.
+    tensor expand(std::initializer_list<std::int64_t> dims, call_site site = call_site::current()) const {
+        require_defined("expand");
+        const std::size_t rank = dims.size();
+        if (rank < shape_.rank() || rank > devtensor::shape::max_rank)
+            throw shape_error("devtensor::expand: the number of sizes provided (" + std::to_string(rank) +
+                              ") must be greater or equal to the number of dimensions in the tensor (" +
+                              std::to_string(shape_.rank()) + ")");
+        std::vector<std::int64_t> out(dims), st(rank, 0);
+        const std::size_t lead = rank - shape_.rank();
+        for (std::size_t d = 0; d < rank; ++d) {
+            if (d < lead) {
+                if (out[d] < 0)
+                    throw shape_error("devtensor::expand: -1 is not allowed in a new leading dimension");
+                continue;
+            }
+            const std::int64_t have = shape_[d - lead];
+            if (out[d] == -1) out[d] = have;
+            if (have == out[d]) st[d] = strides_[d - lead];
+            else if (have != 1 || out[d] < 0)
+                throw shape_error("devtensor::expand: the expanded size of the tensor (" + std::to_string(out[d]) +
+                                  ") must match the existing size (" + std::to_string(have) +
+                                  ") at non-singleton dimension " + std::to_string(d) + "; target sizes " +
+                                  devtensor::shape(std::vector<std::int64_t>(dims)).to_string() + ", tensor shape " +
+                                  shape_.to_string());
+        }
+        return view_of(devtensor::shape(out), devtensor::strides(st), data_, {"expand", site});
+    }
+    tensor expand(const devtensor::shape& s, call_site site = call_site::current()) const {
+        std::vector<std::int64_t> dims(s.begin(), s.end());
+        if (dims.size() > devtensor::shape::max_rank) throw shape_error("devtensor::expand: more than 8 dimensions");
+        std::array<std::int64_t, devtensor::shape::max_rank> a{};
+        std::copy(dims.begin(), dims.end(), a.begin());
+        return expand_dims(std::span<const std::int64_t>(a.data(), dims.size()), site);
+    }
+
+    /// Self when already contiguous, else a contiguous copy on the same device.
+    template <class Tu = detail::tu_tag>
+    [[nodiscard]] tensor contiguous(call_site site = call_site::current()) const {
+        require_defined("contiguous");
+        if (is_contiguous()) return *this;
+        return detail::copy_as<T>(*this, {"contiguous", site});
+    }
+
+    /// A deep, contiguous copy on the same device (torch.clone).
+    template <class Tu = detail::tu_tag>
+    [[nodiscard]] tensor clone(call_site site = call_site::current()) const {
+        require_defined("clone");
+        return detail::copy_as<T>(*this, {"clone", site});
     }
 
 private:
@@ -198,15 +531,63 @@ private:
     template <Device E, class U, class F>
     friend tensor<U, E> tensor_cast(const tensor<U, F>&);
 
+    template <class Other>
+    void take(Other& other) noexcept {
+        storage_ = std::move(other.storage_);
+        data_ = std::exchange(other.data_, nullptr);
+        shape_ = std::exchange(other.shape_, devtensor::shape{});
+        strides_ = std::exchange(other.strides_, devtensor::strides{});
+        dev_ = other.dev_;
+        origin_ = std::exchange(other.origin_, detail::origin_slot{});
+    }
+
+    /// A view of this storage, made by `made`.
+    tensor view_of(const devtensor::shape& s, const devtensor::strides& st, T* first,
+                   const devtensor::origin& made) const {
+        return tensor(storage_, first, s, st, dev_, made);
+    }
+    tensor without_dim(std::size_t k, T* first, const devtensor::origin& made) const {
+        std::vector<std::int64_t> dims(shape_.begin(), shape_.end()), st(strides_.begin(), strides_.end());
+        dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k));
+        st.erase(st.begin() + static_cast<std::ptrdiff_t>(k));
+        return view_of(devtensor::shape(dims), devtensor::strides(st), first, made);
+    }
+    tensor expand_dims(std::span<const std::int64_t> dims, call_site site) const {
+        switch (dims.size()) {  // through the braced-list form, which holds the rules
+#define DEVTENSOR_EXPAND_CASE(N, ...) \
+    case N: return expand({__VA_ARGS__}, site);
+            DEVTENSOR_EXPAND_CASE(0)
+            DEVTENSOR_EXPAND_CASE(1, dims[0])
+            DEVTENSOR_EXPAND_CASE(2, dims[0], dims[1])
+            DEVTENSOR_EXPAND_CASE(3, dims[0], dims[1], dims[2])
+            DEVTENSOR_EXPAND_CASE(4, dims[0], dims[1], dims[2], dims[3])
+            DEVTENSOR_EXPAND_CASE(5, dims[0], dims[1], dims[2], dims[3], dims[4])
+            DEVTENSOR_EXPAND_CASE(6, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5])
+            DEVTENSOR_EXPAND_CASE(7, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6])
+            default: return expand({dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6], dims[7]}, site);
+#undef DEVTENSOR_EXPAND_CASE
+        }
+    }
+
     /// This tensor on `dev` for `made` (to, cpu, cuda): a copy the user asked for.
     template <Device E>
     tensor<T, E> copy_to(const E& dev, const devtensor::origin& made) const {
         require_defined(made.op);
         if (devtensor::device(dev) == devtensor::device(dev_))  // the very tensor, made where it was
-            return tensor<T, E>(storage_, data_, shape_, dev, origin());
+            return tensor<T, E>(storage_, data_, shape_, strides_, dev, origin());
         tensor<T, E> result(shape_, dev, made);
-        detail::copy_bytes(result.data(), devtensor::device(dev), data(), devtensor::device(dev_),
-                           sizeof(T) * static_cast<std::size_t>(numel()), {made.op, made.site, true, origin()});
+        const detail::transfer_request why{made.op, made.site, true, origin()};
+        if (is_contiguous()) {
+            detail::copy_bytes(result.data(), devtensor::device(dev), data(), devtensor::device(dev_),
+                               sizeof(T) * static_cast<std::size_t>(numel()), why);
+        } else if (devtensor::device(dev).is_cpu()) {
+            detail::read_elements(*this, result.data(), why);
+        } else {  // gathered on the host, then copied over
+            const auto host = std::make_unique<T[]>(static_cast<std::size_t>(numel()));
+            detail::read_elements(*this, host.get(), why);
+            detail::copy_bytes(result.data(), devtensor::device(dev), host.get(), devtensor::device(),
+                               sizeof(T) * static_cast<std::size_t>(numel()), why);
+        }
         return result;
     }
 
@@ -223,26 +604,49 @@ private:
     /// Checks in the index's own type, so that SIZE_MAX is reported as itself, not as -1.
     template <std::integral I>
     void check_index(I i, std::int64_t size, std::size_t dim) const {
-        if (!std::in_range<std::int64_t>(i) || static_cast<std::int64_t>(i) < 0 ||
-            static_cast<std::int64_t>(i) >= size)
+        bool in_range = false;
+        if constexpr (std::same_as<I, bool>) in_range = static_cast<std::int64_t>(i) < size;
+        else in_range = std::in_range<std::int64_t>(i) && static_cast<std::int64_t>(i) >= 0 &&
+                        static_cast<std::int64_t>(i) < size;
+        if (!in_range)
             throw index_error("devtensor::tensor: index " + std::to_string(i) +
-                                    " is out of range for dimension " + std::to_string(dim) +
-                                    " of size " + std::to_string(size) + " (shape " +
-                                    shape_.to_string() + ")");
+                              " is out of range for dimension " + std::to_string(dim) + " of size " +
+                              std::to_string(size) + " (shape " + shape_.to_string() + ")");
     }
 
     std::shared_ptr<void> storage_;  ///< keeps the memory alive: a buffer, or a foreign owner
     T* data_ = nullptr;              ///< the first element, inside storage_
     devtensor::shape shape_;
+    devtensor::strides strides_;
     D dev_{};
     [[no_unique_address]] detail::origin_slot origin_;
 };
+
+namespace detail {
+/// The elements of `t` in row-major order into host memory `dst`, for `why`: one
+/// copy when t is contiguous; else the span it views is copied to the host and gathered.
+template <class T, class D>
+void read_elements(const tensor<T, D>& t, T* dst, const transfer_request& why) {
+    const device from(t.device()), host;
+    if (t.is_contiguous()) {
+        copy_bytes(dst, host, t.data(), from, sizeof(T) * static_cast<std::size_t>(t.numel()), why);
+    } else if (from.is_cpu()) {
+        gather(t.data(), t.shape(), t.strides(), dst);
+    } else {
+        const auto span = static_cast<std::size_t>(extent(t.shape(), t.strides()));
+        const auto staged = std::make_unique<T[]>(span);
+        copy_bytes(staged.get(), host, t.data(), from, sizeof(T) * span, why);
+        gather(staged.get(), t.shape(), t.strides(), dst);
+    }
+}
+}  // namespace detail
 
 /// The checked way from a run-time tensor to a static one: shares the storage,
 /// throws device_mismatch when the tensor lives on another kind of device.
 template <Device E, class T, class F>
 [[nodiscard]] tensor<T, E> tensor_cast(const tensor<T, F>& t) {
-    return tensor<T, E>(t.storage_, t.data_, t.shape_, device_cast<E>(devtensor::device(t.dev_)), t.origin());
+    return tensor<T, E>(t.storage_, t.data_, t.shape_, t.strides_, device_cast<E>(devtensor::device(t.dev_)),
+                        t.origin());
 }
 
 /// Uninitialised storage for `s` on `dev` (torch.empty).
@@ -276,3 +680,7 @@ template <class T, Device D = cpu_device>
 }
 
 }  // namespace devtensor
+
+// The copies that contiguous(), clone(), reshape() and to<U>() run need the engine,
+// which needs the tensor: included last.
+#include <devtensor/ops/copy.hpp>

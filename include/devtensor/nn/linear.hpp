@@ -1,6 +1,7 @@
 // nn::linear: a fully connected layer with torch.nn.Linear's parameters and initialisation.
 #pragma once
 
+#include <devtensor/detail/arith.hpp>
 #include <devtensor/backend/cpu/random.hpp>
 #include <devtensor/detail/op_checks.hpp>  // DEVTENSOR_STATIC_CHECK_FLOATING
 #include <devtensor/ops/linear.hpp>
@@ -80,7 +81,8 @@ private:
             const std::uint64_t first = gen.reserve_blocks(
                 static_cast<std::uint64_t>(t.numel()) * detail::philox_words_per_element<T>);
             backend_cpu::uniform(t.data(), t.numel(), gen.seed(), first);
-            for (std::int64_t i = 0; i < t.numel(); ++i) t[i] = -bound + t[i] * (2 * bound);
+            T* const w = t.data();  // the scaling, rounded step by step on every build (no fma)
+            for (std::int64_t i = 0; i < t.numel(); ++i) w[i] = detail::add(-bound, detail::mul(w[i], T(2) * bound));
             if constexpr (!StaticCudaDevice<D>) {
                 return tensor<T, D>(t);  // D's default device is the CPU: shared, not copied
             } else {

@@ -2,23 +2,34 @@
 // CPU loop or the CUDA kernel.
 #pragma once
 
-#include <devtensor/backend/cpu/elementwise.hpp>
-#include <devtensor/detail/op_checks.hpp>
-#include <devtensor/tensor.hpp>
+#include <devtensor/ops/elementwise.hpp>
 
+#include <string>
 #include <type_traits>
-#if DEVTENSOR_HAS_CUDA
-#  include <devtensor/backend/cuda/kernels.cuh>
-#endif
 
 namespace devtensor {
 
 namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
+/// The nullary functor of fill: `value` everywhere.
+template <class T>
+struct constant {
+    T value;
+    DEVTENSOR_HOST_DEVICE T operator()() const { return value; }
+};
+
 template <class T, class D>
 void fill_any(const char* op, const tensor<T, D>& t, T value) {
     check_defined(op, {{"the tensor", t.defined()}});
+    if (!t.is_contiguous()) {  // a view: through the engine
+        if (writes_overlap(t.shape(), t.strides()))
+            throw error(std::string("devtensor::") + op + ": the tensor " + t.shape().to_string() +
+                        " with strides " + t.strides().to_string() +
+                        " has elements that share one memory location (an expanded view); fill a "
+                        "contiguous tensor");
+        return map_checked(op, constant<T>{value}, t);
+    }
     on_device(
         op, t.device(), [&] { backend_cpu::fill(t.data(), t.numel(), value); },
         [&]([[maybe_unused]] auto ordinal) {

@@ -1,17 +1,24 @@
-// CPU loops for fill and add: explicit 16-byte vector loops for float and
-// double (plain -O2 does not vectorise every loop), non-temporal stores for
+// The CPU elementwise engine: one loop family for every elementwise op, over a
+// detail::loop_plan. Rows of the plan's last dimension go to threads; a row
+// whose operands all advance by 1 or stay put (a broadcast) runs 16-byte
+// vectors for float and double when the op's functor works on vectors
+// (`static constexpr bool vectorizes = true`), with non-temporal stores for
 // outputs too large to stay in the cache (they skip the read-for-ownership,
-// ~1.5x the bandwidth), broadcasting by strides row by row, threads over
-// large outputs. Other element types take plain loops.
+// ~1.5x the bandwidth); a row that gathers (a transposed input) is cut into
+// tiles so that the gathered lines stay in the cache. Each element's value is
+// the functor's, whatever the path: the paths differ only in how they move data.
 #pragma once
 
 #include <devtensor/backend/cpu/simd.hpp>
+#include <devtensor/backend/cpu/transpose.hpp>
 #include <devtensor/detail/elementwise.hpp>
 #include <devtensor/threads.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace devtensor::backend_cpu {
 
@@ -32,6 +39,16 @@ bool streams(std::int64_t n) {
 template <class T>
 inline constexpr bool has_vector_loop =
     DEVTENSOR_HAS_X86_KERNELS && (std::is_same_v<T, float> || std::is_same_v<T, double>);
+
+/// A functor that computes on 16-byte vectors as on scalars (its operator() is a
+/// template whose body is valid for GCC vector types, e.g. `a + b`).
+template <class F>
+concept vectorizing = requires { requires F::vectorizes; };
+
+/// The identity functor of copies (contiguous, clone): a transposed copy takes the
+/// blocked transpose kernel.
+template <class F>
+concept copying = requires { requires F::is_copy; };
 
 /// out[i] = scalar(i) for i < n, through vector(i) (lanes elements at i) where it can:
 /// a scalar head up to 16-byte alignment, four vectors a step, a scalar tail.
@@ -72,54 +89,123 @@ void fill(T* out, std::int64_t n, T value) {
     });
 }
 
-/// One output row of an add: each operand advances by stride 1, or stays (stride 0);
-/// anything else goes element by element.
+/// An operand of one row: its first element and its step.
 template <class T>
-void add_row(const T* a, std::int64_t sa, const T* b, std::int64_t sb, T* out, std::int64_t n,
-             bool stream) {
-    const detail::plus op;
-    const auto scalar = [=](std::int64_t i) { return op(a[i * sa], b[i * sb]); };
-    if constexpr (has_vector_loop<T>) {
-        using V = simd::sse2<T>;
-        if (sa == 1 && sb == 1)
-            return vector_loop(out, n, stream, scalar,
-                               [=](std::int64_t i) { return V::add(V::load(a + i), V::load(b + i)); });
-        if (sa == 1 && sb == 0)
-            return vector_loop(out, n, stream, scalar,
-                               [=, vb = V::set1(b[0])](std::int64_t i) { return V::add(V::load(a + i), vb); });
-        if (sa == 0 && sb == 1)
-            return vector_loop(out, n, stream, scalar,
-                               [=, va = V::set1(a[0])](std::int64_t i) { return V::add(va, V::load(b + i)); });
+struct row_operand {
+    T* p;
+    std::int64_t step;
+};
+
+/// Calls fn(std::bool_constant<flags[0]>{}, ...): run-time flags made compile-time,
+/// so that each combination of contiguous and repeated operands gets its own loop.
+template <std::size_t K, class Fn, class... Chosen>
+void with_flags(const std::array<bool, K>& flags, Fn&& fn, Chosen... chosen) {
+    if constexpr (sizeof...(Chosen) == K) {
+        fn(chosen...);
+    } else {
+        if (flags[sizeof...(Chosen)]) with_flags(flags, fn, chosen..., std::true_type{});
+        else with_flags(flags, fn, chosen..., std::false_type{});
     }
-    for (std::int64_t i = 0; i < n; ++i) out[i] = scalar(i);
 }
 
-template <class T>
-void add(const T* a, const T* b, T* out, std::int64_t n) {
-    const bool stream = streams<T>(n);
-    detail::parallel_for(n, elementwise_grain, [=](std::int64_t begin, std::int64_t end) {
-        add_row(a + begin, 1, b + begin, 1, out + begin, end - begin, stream);
+/// One row: out[i * out.step] = f(in[i * in.step]...) for i < n.
+template <class F, class TO, class... TI>
+void map_row(const F& f, std::int64_t n, bool stream, row_operand<TO> out, row_operand<const TI>... in) {
+    const auto scalar = [&]([[maybe_unused]] std::int64_t i) { return static_cast<TO>(f(in.p[i * in.step]...)); };
+#if DEVTENSOR_HAS_X86_KERNELS
+    if constexpr (vectorizing<F> && has_vector_loop<TO> && sizeof...(TI) > 0 && (std::is_same_v<TI, TO> && ...)) {
+        if (out.step == 1 && ((in.step == 0 || in.step == 1) && ...)) {
+            using V = simd::sse2<TO>;
+            return with_flags(std::array<bool, sizeof...(TI)>{(in.step == 1)...}, [&](auto... unit) {
+                const typename V::type splat[] = {V::set1(in.p[0])...};
+                const auto operand = [&](auto is_unit, const TO* p, std::size_t k, [[maybe_unused]] std::int64_t i) {
+                    if constexpr (decltype(is_unit)::value) return V::load(p + i);
+                    else return splat[k];
+                };
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    vector_loop(out.p, n, stream, scalar,
+                                [&](std::int64_t i) { return f(operand(unit, in.p, K, i)...); });
+                }(std::index_sequence_for<TI...>{});
+            });
+        }
+    }
+#endif
+    if (out.step == 1)
+        for (std::int64_t i = 0; i < n; ++i) out.p[i] = scalar(i);
+    else
+        for (std::int64_t i = 0; i < n; ++i) out.p[i * out.step] = scalar(i);
+}
+
+/// Tiles of the last two dimensions where an input gathers along the last one
+/// (a transposed operand): tile x tile blocks keep its cache lines in use.
+inline constexpr std::int64_t gather_tile = 64;
+
+/// out = f(in...) over the plan (operand 0 the output): the one CPU loop of every
+/// elementwise op. Threads take whole rows (or tiles); every element is computed once.
+template <class F, class TO, class... TI>
+void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, const TI*... in) {
+    constexpr int N = 1 + sizeof...(TI);
+    if (p.numel == 0) return;
+    if (p.rank == 0) {
+        out[0] = static_cast<TO>(f(in[0]...));
+        return;
+    }
+    const bool stream = streams<TO>(p.numel);
+    const int last = p.rank - 1;
+    const std::int64_t inner = p.sizes[last];
+    const auto row = [&](std::int64_t length, std::int64_t index) {
+        std::int64_t offset[N];
+        detail::offsets_of(p, index, offset);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            map_row(f, length, stream, row_operand<TO>{out + offset[0], p.strides[0][last]},
+                    row_operand<const TI>{in + offset[K + 1], p.strides[K + 1][last]}...);
+        }(std::index_sequence_for<TI...>{});
+    };
+    bool gathers = false;  // an input strided along the rows (not 0, not 1) while the output is not
+    for (int k = 1; k < N; ++k) gathers = gathers || (p.strides[k][last] > 1 && p.strides[0][last] == 1);
+    if (gathers && p.rank >= 2) {
+        // the copy of a transposed matrix: the dedicated kernel
+        if constexpr (copying<F> && N == 2 && (std::is_same_v<TI, TO> && ...))
+            if (p.rank == 2 && p.strides[1][0] == 1) {
+                const std::int64_t rows = p.sizes[0], cols = p.sizes[1];
+                return transpose(in..., p.strides[1][1], out, p.strides[0][0], rows, cols);
+            }
+        const std::int64_t outer = p.sizes[last - 1];
+        const std::int64_t planes = p.numel / (outer * inner);
+        const std::int64_t tiles_i = (outer + gather_tile - 1) / gather_tile;
+        const std::int64_t tiles_j = (inner + gather_tile - 1) / gather_tile;
+        const std::int64_t grain = std::max<std::int64_t>(1, elementwise_grain / (gather_tile * gather_tile));
+        detail::parallel_for(planes * tiles_i * tiles_j, grain, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t t = begin; t < end; ++t) {
+                const std::int64_t plane = t / (tiles_i * tiles_j), ti = t / tiles_j % tiles_i, tj = t % tiles_j;
+                const std::int64_t j0 = tj * gather_tile, width = std::min(gather_tile, inner - j0);
+                for (std::int64_t i = ti * gather_tile; i < std::min((ti + 1) * gather_tile, outer); ++i)
+                    row(width, (plane * outer + i) * inner + j0);
+            }
+            if (stream) simd::stream_fence();
+        });
+        return;
+    }
+    const std::int64_t rows = p.numel / inner;
+    const std::int64_t grain = std::max<std::int64_t>(1, elementwise_grain / inner);
+    if (rows == 1) {  // one long row: threads take pieces of it
+        detail::parallel_for(inner, elementwise_grain, [&](std::int64_t begin, std::int64_t end) {
+            row(end - begin, begin);
+            if (stream) simd::stream_fence();
+        });
+        return;
+    }
+    detail::parallel_for(rows, grain, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r) row(inner, r * inner);
         if (stream) simd::stream_fence();
     });
 }
 
-template <class T>
-void add_broadcast(const T* a, const T* b, T* out, std::int64_t n, const detail::broadcast_strides& s) {
-    if (s.rank == 0) {  // every dimension is 1
-        if (n == 1) out[0] = detail::plus{}(a[0], b[0]);
-        return;
-    }
-    const std::int64_t inner = s.dims[s.rank - 1];
-    const std::int64_t rows = n / inner;
-    const std::int64_t grain = std::max<std::int64_t>(1, elementwise_grain / inner);
-    const bool stream = streams<T>(n);
-    detail::parallel_for(rows, grain, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t r = begin; r < end; ++r) {
-            std::int64_t oa = 0, ob = 0;
-            detail::broadcast_offsets(s, r * inner, oa, ob);
-            add_row(a + oa, s.a[s.rank - 1], b + ob, s.b[s.rank - 1], out + r * inner, inner, stream);
-        }
-        if (stream) simd::stream_fence();
+/// out[i] = f(i) for a contiguous output of n elements (arange, linspace, fill).
+template <class F, class TO>
+void generate(const F& f, TO* out, std::int64_t n) {
+    detail::parallel_for(n, elementwise_grain, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) out[i] = f(i);
     });
 }
 

@@ -9,6 +9,7 @@
 #include <devtensor/random.hpp>
 
 #include <cstdint>
+#include <utility>
 
 namespace devtensor::backend_cuda {
 
@@ -35,42 +36,54 @@ DEVTENSOR_HOST_DEVICE inline void fill_phase(T* out, I n, T value, I thread, I t
     fill_packs<1>(out + body * W, n - body * W, value, thread, threads);
 }
 
-// ---- add, same shape -----------------------------------------------------------------------
+// ---- the elementwise engine: out = f(in...) over a detail::loop_plan ----------------------
 
-/// U packs at i, i + threads, ...: loads first, then sums and stores.
-template <int L, int U, class T, class I>
-DEVTENSOR_HOST_DEVICE inline void add_round(const T* a, const T* b, T* out, I i, I threads) {
-    const detail::plus op;
-    pack<T, L> x[static_cast<std::size_t>(U)], y[static_cast<std::size_t>(U)];
-    for (int u = 0; u < U; ++u) {
-        x[u] = load_pack<L>(a + (i + u * threads) * L);
-        y[u] = load_pack<L>(b + (i + u * threads) * L);
-    }
-    for (int u = 0; u < U; ++u) {
-        for (int e = 0; e < L; ++e) x[u].v[e] = op(x[u].v[e], y[u].v[e]);
-        store_pack<L>(out + (i + u * threads) * L, x[u]);
-    }
+/// Lane e of each input's pack through f.
+template <class TO, int L, class F, class... TI>
+DEVTENSOR_HOST_DEVICE inline pack<TO, L> apply_packs(const F& f, const pack<TI, L>&... x) {
+    pack<TO, L> r;
+    for (int e = 0; e < L; ++e) r.v[e] = static_cast<TO>(f(x.v[e]...));
+    return r;
 }
 
+/// Pack i of an input that walks in order, or its single element repeated.
 template <int L, class T, class I>
-DEVTENSOR_HOST_DEVICE inline void add_packs(const T* a, const T* b, T* out, I packs, I thread,
-                                            I threads) {
-    constexpr int U = elementwise_unroll;
-    I i = thread;
-    for (; i + (U - 1) * threads < packs; i += U * threads) add_round<L, U>(a, b, out, i, threads);
-    for (; i < packs; i += threads) add_round<L, 1>(a, b, out, i, threads);
+DEVTENSOR_HOST_DEVICE inline pack<T, L> operand_pack(const T* p, bool repeats, I i) {
+    if (!repeats) return load_pack<L>(p + i * L);
+    pack<T, L> r;
+    for (int e = 0; e < L; ++e) r.v[e] = p[0];
+    return r;
 }
 
-template <class T, class I>
-DEVTENSOR_HOST_DEVICE inline void add_phase(const T* a, const T* b, T* out, I n, I thread, I threads) {
-    constexpr int W = pack16<T>;
-    const I body = aligned16(a) && aligned16(b) && aligned16(out) ? n / W : 0;
-    add_packs<W>(a, b, out, body, thread, threads);
+/// Which inputs are a single repeated element: bit k for input k.
+using repeat_mask = unsigned;
+
+template <int L, class F, class TO, class I, class... TI>
+DEVTENSOR_HOST_DEVICE inline void map_linear_packs(const F& f, TO* out, I packs, repeat_mask single, I thread,
+                                                   I threads, const TI*... in) {
+    [&]<unsigned... K>(std::integer_sequence<unsigned, K...>) {
+        for (I i = thread; i < packs; i += threads)
+            store_pack<L>(out + i * L, apply_packs<TO, L>(f, operand_pack<L>(in, ((single >> K) & 1u) != 0, i)...));
+    }(std::make_integer_sequence<unsigned, sizeof...(TI)>{});
+}
+
+/// A plan of rank <= 1 whose output walks in order and whose inputs walk in order
+/// or repeat one element: 16-byte packs where every pointer and size allows.
+template <class F, class TO, class I, class... TI>
+DEVTENSOR_HOST_DEVICE inline void map_linear_phase(const F& f, TO* out, I n, repeat_mask single, I thread,
+                                                   I threads, const TI*... in) {
+    constexpr int W = pack16<TO>;
+    constexpr bool same_size = ((sizeof(TI) == sizeof(TO)) && ...);
+    I body = 0;
+    if constexpr (same_size)
+        if (aligned16(out) && (aligned16(in) && ...)) body = n / W;
+    if constexpr (same_size) map_linear_packs<W>(f, out, body, single, thread, threads, in...);
     const I done = body * W;
-    add_packs<1>(a + done, b + done, out + done, n - done, thread, threads);
+    [&]<unsigned... K>(std::integer_sequence<unsigned, K...>) {
+        map_linear_packs<1>(f, out + done, n - done, single, thread, threads,
+                            (((single >> K) & 1u) != 0 ? in : in + done)...);
+    }(std::make_integer_sequence<unsigned, sizeof...(TI)>{});
 }
-
-// ---- add, one operand repeating (a bias [C] over [N, C]) ------------------------------------
 
 /// The column of the next pack of a thread that strides `step` (mod period) at a time.
 template <class I>
@@ -79,59 +92,54 @@ DEVTENSOR_HOST_DEVICE inline I next_column(I column, I step, I period) {
     return column >= period ? column - period : column;
 }
 
-/// out[i] = full[i] + repeating[i % period], in packs of L; no division per element:
-/// each thread's column advances by threads % period per step.
-template <int L, class T, class I>
-DEVTENSOR_HOST_DEVICE inline void add_repeat_packs(const T* full, const T* repeating, T* out, I packs,
-                                                   I period, I thread, I threads) {
-    constexpr int U = elementwise_unroll;
-    const detail::plus op;
+/// A binary op whose output and `full` walk in order while `repeating` repeats
+/// every `period` elements (a bias): f(full, repeating), or f(repeating, full) when
+/// the repeating operand is the first. No division per element: each thread's
+/// column advances by threads % period per step.
+template <int L, class F, class TO, class TF, class TR, class I>
+DEVTENSOR_HOST_DEVICE inline void map_repeat_packs(const F& f, bool repeating_first, TO* out, const TF* full,
+                                                   const TR* repeating, I packs, I period, I thread, I threads) {
     const I step = threads % period;
-    I column = thread % period, i = thread;
-    for (; i + (U - 1) * threads < packs; i += U * threads) {
-        pack<T, L> x[U], y[U];
-        for (int u = 0; u < U; ++u) {
-            x[u] = load_pack<L>(full + (i + u * threads) * L);
-            y[u] = load_pack<L>(repeating + column * L);
-            column = next_column(column, step, period);
-        }
-        for (int u = 0; u < U; ++u) {
-            for (int e = 0; e < L; ++e) x[u].v[e] = op(x[u].v[e], y[u].v[e]);
-            store_pack<L>(out + (i + u * threads) * L, x[u]);
-        }
-    }
-    for (; i < packs; i += threads) {
-        pack<T, L> x = load_pack<L>(full + i * L);
-        const pack<T, L> y = load_pack<L>(repeating + column * L);
-        for (int e = 0; e < L; ++e) x.v[e] = op(x.v[e], y.v[e]);
-        store_pack<L>(out + i * L, x);
+    I column = thread % period;
+    for (I i = thread; i < packs; i += threads) {
+        const pack<TF, L> x = load_pack<L>(full + i * L);
+        const pack<TR, L> y = load_pack<L>(repeating + column * L);
+        pack<TO, L> r;
+        for (int e = 0; e < L; ++e)
+            r.v[e] = static_cast<TO>(repeating_first ? f(y.v[e], x.v[e]) : f(x.v[e], y.v[e]));
+        store_pack<L>(out + i * L, r);
         column = next_column(column, step, period);
     }
 }
 
 /// n is a multiple of period; 16-byte packs when the period is a whole number of them.
-template <class T, class I>
-DEVTENSOR_HOST_DEVICE inline void add_repeat_phase(const T* full, const T* repeating, T* out, I n,
-                                                   I period, I thread, I threads) {
-    constexpr int W = pack16<T>;
-    if (period % W == 0 && aligned16(full) && aligned16(repeating) && aligned16(out))
-        add_repeat_packs<W>(full, repeating, out, n / W, period / W, thread, threads);
-    else
-        add_repeat_packs<1>(full, repeating, out, n, period, thread, threads);
+template <class F, class TO, class TF, class TR, class I>
+DEVTENSOR_HOST_DEVICE inline void map_repeat_phase(const F& f, bool repeating_first, TO* out, const TF* full,
+                                                   const TR* repeating, I n, I period, I thread, I threads) {
+    constexpr int W = pack16<TO>;
+    if constexpr (sizeof(TF) == sizeof(TO) && sizeof(TR) == sizeof(TO))
+        if (period % W == 0 && aligned16(full) && aligned16(repeating) && aligned16(out))
+            return map_repeat_packs<W>(f, repeating_first, out, full, repeating, n / W, period / W, thread, threads);
+    map_repeat_packs<1>(f, repeating_first, out, full, repeating, n, period, thread, threads);
 }
 
-// ---- add, any other broadcast -----------------------------------------------------------------
+/// Any other plan: each element's offsets from its index.
+template <class F, class TO, class... TI, int N>
+DEVTENSOR_HOST_DEVICE inline void map_strided_phase(const F& f, const detail::loop_plan<N>& p, TO* out,
+                                                    std::int64_t thread, std::int64_t threads, const TI*... in) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        for (std::int64_t i = thread; i < p.numel; i += threads) {
+            std::int64_t offset[N];
+            detail::offsets_of(p, i, offset);
+            out[offset[0]] = static_cast<TO>(f(in[offset[K + 1]]...));
+        }
+    }(std::index_sequence_for<TI...>{});
+}
 
-template <class T>
-DEVTENSOR_HOST_DEVICE inline void add_broadcast_phase(const T* a, const T* b, T* out, std::int64_t n,
-                                                      const detail::broadcast_strides& s,
-                                                      std::int64_t thread, std::int64_t threads) {
-    const detail::plus op;
-    for (std::int64_t i = thread; i < n; i += threads) {
-        std::int64_t oa = 0, ob = 0;
-        detail::broadcast_offsets(s, i, oa, ob);
-        out[i] = op(a[oa], b[ob]);
-    }
+/// out[i] = f(i) over n contiguous elements (arange, linspace).
+template <class F, class TO, class I>
+DEVTENSOR_HOST_DEVICE inline void generate_phase(const F& f, TO* out, I n, I thread, I threads) {
+    for (I i = thread; i < n; i += threads) out[i] = f(static_cast<std::int64_t>(i));
 }
 
 // ---- rand ------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 namespace devtensor::backend_cuda {
 
@@ -38,20 +40,25 @@ __global__ void fill_kernel(T* out, I n, T value) {
     fill_phase(out, n, value, grid_thread<I>(), grid_threads<I>());
 }
 
-template <class T, class I>
-__global__ void add_kernel(const T* a, const T* b, T* out, I n) {
-    add_phase(a, b, out, n, grid_thread<I>(), grid_threads<I>());
+template <class F, class TO, class I, class... TI>
+__global__ void map_linear_kernel(F f, TO* out, I n, repeat_mask single, const TI*... in) {
+    map_linear_phase(f, out, n, single, grid_thread<I>(), grid_threads<I>(), in...);
 }
 
-template <class T, class I>
-__global__ void add_repeat_kernel(const T* full, const T* repeating, T* out, I n, I period) {
-    add_repeat_phase(full, repeating, out, n, period, grid_thread<I>(), grid_threads<I>());
+template <class F, class TO, class TF, class TR, class I>
+__global__ void map_repeat_kernel(F f, bool repeating_first, TO* out, const TF* full, const TR* repeating, I n,
+                                  I period) {
+    map_repeat_phase(f, repeating_first, out, full, repeating, n, period, grid_thread<I>(), grid_threads<I>());
 }
 
-template <class T>
-__global__ void add_broadcast_kernel(const T* a, const T* b, T* out, std::int64_t n,
-                                     detail::broadcast_strides s) {
-    add_broadcast_phase(a, b, out, n, s, grid_thread<std::int64_t>(), grid_threads<std::int64_t>());
+template <class F, class TO, int N, class... TI>
+__global__ void map_strided_kernel(F f, detail::loop_plan<N> p, TO* out, const TI*... in) {
+    map_strided_phase(f, p, out, grid_thread<std::int64_t>(), grid_threads<std::int64_t>(), in...);
+}
+
+template <class F, class TO, class I>
+__global__ void generate_kernel(F f, TO* out, I n) {
+    generate_phase(f, out, n, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class T, class I>
@@ -195,32 +202,54 @@ void fill(int ordinal, T* out, std::int64_t n, T value) {
     });
 }
 
-template <class T>
-void add(int ordinal, const T* a, const T* b, T* out, std::int64_t n) {
-    if (n == 0) return;
-    with_index_type(ordinal, n, [&](auto index) {
-        using I = decltype(index);
-        launch_elementwise<add_kernel<T, I>>("add", ordinal, packs_of<T>(n), a, b, out,
-                                            static_cast<I>(n));
-    });
+/// out = f(in...) over the plan (operand 0 the output), for the op `name`: the one
+/// CUDA launcher of every elementwise op. A plan whose operands walk in order (or
+/// repeat one element) takes the packed kernel, a bias-like binary plan the
+/// repeating one, anything else the strided one.
+template <class F, class TO, class... TI>
+void map(const char* name, int ordinal, const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out,
+         const TI*... in) {
+    if (p.numel == 0) return;
+    bool linear = p.rank == 0 || (p.rank == 1 && p.strides[0][0] == 1);
+    repeat_mask single = 0;
+    for (int k = 1; k <= static_cast<int>(sizeof...(TI)) && linear; ++k) {
+        const std::int64_t step = p.rank == 0 ? 0 : p.strides[k][0];
+        if (step == 0) single |= 1u << (k - 1);
+        else linear = step == 1;
+    }
+    if (linear)
+        return with_index_type(ordinal, p.numel, [&](auto index) {
+            using I = decltype(index);
+            launch_elementwise<map_linear_kernel<F, TO, I, TI...>>(name, ordinal, packs_of<TO>(p.numel), f, out,
+                                                                  static_cast<I>(p.numel), single, in...);
+        });
+    if constexpr (sizeof...(TI) == 2) {
+        const detail::repeat_pattern r = detail::find_repeat(p);
+        if (r.period != 0) {
+            const auto run = [&](const auto* full, const auto* repeating) {
+                with_index_type(ordinal, p.numel, [&](auto index) {
+                    using I = decltype(index);
+                    using TF = std::remove_cvref_t<decltype(*full)>;
+                    using TR = std::remove_cvref_t<decltype(*repeating)>;
+                    launch_elementwise<map_repeat_kernel<F, TO, TF, TR, I>>(
+                        name, ordinal, packs_of<TO>(p.numel), f, !r.b_repeats, out, full, repeating,
+                        static_cast<I>(p.numel), static_cast<I>(r.period));
+                });
+            };
+            const auto [a, b] = std::tuple<const TI*...>(in...);
+            return r.b_repeats ? run(a, b) : run(b, a);
+        }
+    }
+    launch_elementwise<map_strided_kernel<F, TO, 1 + sizeof...(TI), TI...>>(name, ordinal, p.numel, f, p, out, in...);
 }
 
-/// Broadcast add: a bias-like operand repeating over the other gets the packed
-/// kernel; any other broadcast the general one.
-template <class T>
-void add_broadcast(int ordinal, const T* a, const T* b, T* out, std::int64_t n,
-                   const detail::broadcast_strides& s) {
+/// out[i] = f(i) over n contiguous elements.
+template <class F, class TO>
+void generate(const char* name, int ordinal, const F& f, TO* out, std::int64_t n) {
     if (n == 0) return;
-    const detail::repeat_pattern r = detail::find_repeat(s);
-    if (r.period == 0)
-        return launch_elementwise<add_broadcast_kernel<T>>("add_broadcast", ordinal, n, a, b, out, n, s);
-    const T* full = r.b_repeats ? a : b;
-    const T* repeating = r.b_repeats ? b : a;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<add_repeat_kernel<T, I>>("add_repeat", ordinal, packs_of<T>(n), full,
-                                                   repeating, out, static_cast<I>(n),
-                                                   static_cast<I>(r.period));
+        launch_elementwise<generate_kernel<F, TO, I>>(name, ordinal, n, f, out, static_cast<I>(n));
     });
 }
 

@@ -12,16 +12,21 @@
 
 #include "bench_common.hpp"
 
+#include <devtensor/backend/cpu/transpose.hpp>  // the strided-copy kernel, until transpose(0, 1) is public
 #include <devtensor/devtensor.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <immintrin.h>  // _mm_stream_ps: the transpose row's copy ceiling
 
 namespace dt = devtensor;
 
@@ -270,6 +275,50 @@ TEST_CASE("scaling", "[scaling]") {
             bench_row({kind, n}, run_kind::scaling);
     for (const op kind : {op::matmul, op::linear})
         for (const std::int64_t n : {64, 128, 256, 512, 1024}) bench_row(square(kind, n), run_kind::scaling);
+}
+
+// ---- transpose: the strided elementwise engine's copy kernel -------------------------------
+// transpose(0, 1).contiguous() of 8192^2 floats: devtensor's blocked transpose beside two
+// copies of the same 256 MiB, between the same two tensors (devtensor's allocator, so the
+// same pages): memcpy, and a loop of non-temporal stores. The report divides by the faster.
+
+namespace {
+
+/// dst[i] = src[i] with 16-byte non-temporal stores (the vectors of SSE2; wider ones
+/// move no more bytes from memory), plain copies at the ragged ends.
+void stream_copy(const float* src, float* dst, std::int64_t n) {
+    std::int64_t i = 0;
+    for (; i < n && reinterpret_cast<std::uintptr_t>(dst + i) % 16 != 0; ++i) dst[i] = src[i];
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
+    _mm_sfence();
+}
+
+}  // namespace
+
+TEST_CASE("transpose 8192^2 float", "[transpose]") {
+    constexpr std::int64_t n = 8192;
+    const auto a = dt::rand<float>({n, n});
+    auto b = dt::empty<float>({n, n});
+    const float* src = a.data();
+    float* dst = b.data();
+    const std::string row = "transpose|8192x8192|", work = "|bytes=" + std::to_string(2 * 4 * n * n);
+    const auto chunks = [&](auto copy) {  // one chunk per thread, on devtensor's threads
+        dt::detail::parallel_for(n * n, 1 << 16, [&](std::int64_t begin, std::int64_t end) {
+            copy(src + begin, dst + begin, end - begin);
+        });
+    };
+
+    let_workers_sleep();
+    BENCHMARK(row + "devtensor" + work) { dt::backend_cpu::transpose(src, n, dst, n, n, n); };
+    const float probe = dst[5 * n + 3];  // b = aᵀ: b[5, 3] = a[3, 5]
+    if (probe != src[3 * n + 5]) FAIL("transpose 8192^2: b[5, 3] = " << probe << ", a[3, 5] = " << src[3 * n + 5]);
+    let_workers_sleep();
+    BENCHMARK(row + "memcpy" + work) {
+        chunks([](const float* s, float* d, std::int64_t k) { std::memcpy(d, s, static_cast<std::size_t>(k) * 4); });
+    };
+    let_workers_sleep();
+    BENCHMARK(row + "nontemporal" + work) { chunks(stream_copy); };
 }
 
 }  // namespace bench

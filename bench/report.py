@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 # What each implementation is to devtensor; anything not listed is a peer.
-CEILINGS = {"plain_loop", "nontemporal", "std_fill", "same_shape", "fma_peak"}
+CEILINGS = {"plain_loop", "nontemporal", "std_fill", "same_shape", "fma_peak", "memcpy"}
 DEVTENSOR = "devtensor"
 UNITS = {"bytes": "GB/s", "flops": "GFLOP/s", "numbers": "G numbers/s"}
 
@@ -34,13 +34,15 @@ OP_TITLES = {
     "rand": "rand: uniform floats in [0, 1)",
     "matmul": "matmul, M = N = K",
     "linear": "linear: x [batch, in] · weightᵀ + bias; b1024:1024->1024 is linear(1024 → 1024) on batch 1024",
+    "transpose": "transpose(0, 1).contiguous() of 8192² floats, beside copies of the same bytes (GB/s counts a read and b written)",
 }
 ROLE_NOTES = {
     "devtensor_inplace": "devtensor in place (fill / fill_uniform), no allocation",
     "same_shape": "devtensor's same-shape add on as many elements, the reference (its GB/s count 12 bytes an element)",
     "plain_loop": "c[i] = a[i] + b[i]",
-    "nontemporal": "the same loop with streaming stores as wide as the CPU has (_mm512/_mm256/_mm_stream_ps)",
+    "nontemporal": "the same loop with streaming stores as wide as the CPU has (_mm512/_mm256/_mm_stream_ps); transpose: a copy through _mm_stream_ps",
     "std_fill": "std::fill into a preallocated buffer",
+    "memcpy": "memcpy of the same bytes, one chunk per thread",
     "fma_peak": "the FMA loop's GFLOP/s (all threads), run right beside the GEMMs",
     "openblas": "cblas_sgemm (linear: B transposed, y starts as the bias, beta = 1)",
     "openblas_sgemv": "cblas_sgemv (y starts as the bias, beta = 1)",
@@ -75,6 +77,7 @@ GOALS = [
                  (f"{op} ≥ 0.75× FMA peak (1024+)", op, sizes[1:], "ceiling", 0.75))
 ] + [
     ("linear GEMV shape ≥ 0.9× OpenBLAS", "linear", GEMV, "openblas_best", 0.9),
+    ("transpose ≥ 0.7× copy ceiling", "transpose", ["8192x8192"], "ceiling", 0.7),
 ]
 
 

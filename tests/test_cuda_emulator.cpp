@@ -191,6 +191,40 @@ TEST_CASE("emulated rand is bit-identical to the cpu backend for every grid and 
     });
 }
 
+TEST_CASE("emulated randn and randint are bit-identical to the cpu backend for every grid and alignment") {
+    for_index_types([](auto index) {
+        using I = decltype(index);
+        for (const auto& g : grids)
+            for (const std::int64_t n : sizes)
+                for (const int shift : {0, 1}) {
+                    CAPTURE(g.blocks);
+                    CAPTURE(g.threads);
+                    CAPTURE(n);
+                    CAPTURE(shift);
+                    dt::generator cpu_gen(78);
+                    cpu_gen.set_offset(40);
+                    const auto expected_f = dt::randn<float>({n}, dt::cpu_device{}, cpu_gen).to_vector();
+                    const auto expected_d = dt::randn<double>({n}, dt::cpu_device{}, cpu_gen).to_vector();
+                    const auto expected_i = dt::randint<std::int32_t>(1, 1008, {n}, dt::cpu_device{}, cpu_gen).to_vector();
+                    shifted<float> f(n, shift);
+                    shifted<double> d(n, shift);
+                    shifted<std::int32_t> r(n, shift);
+                    const I ni = static_cast<I>(n);
+                    const std::uint64_t first_f = 10, first_d = first_f + (static_cast<std::uint64_t>(n) + 3) / 4,
+                                        first_i = first_d + (static_cast<std::uint64_t>(n) + 1) / 2;
+                    run_elementwise(g, f.data, n, [&](I t, I T) { cu::normal_phase(f.data, ni, 78, first_f, t, T); });
+                    run_elementwise(g, d.data, n, [&](I t, I T) { cu::normal_phase(d.data, ni, 78, first_d, t, T); });
+                    run_elementwise(g, r.data, n, [&](I t, I T) {
+                        cu::randint_phase(r.data, ni, 1, 1007, 78, first_i, t, T);  // no 0: run_elementwise sees a write as a change from 0
+                    });
+                    CHECK(std::memcmp(f.data, expected_f.data(), sizeof(float) * static_cast<std::size_t>(n)) == 0);
+                    CHECK(std::memcmp(d.data, expected_d.data(), sizeof(double) * static_cast<std::size_t>(n)) == 0);
+                    CHECK(values_of(r.data, n) == expected_i);
+                    CHECK(cpu_gen.offset() == 4 * (first_i + (static_cast<std::uint64_t>(n) + 1) / 2));
+                }
+    });
+}
+
 // ---- GEMM ----------------------------------------------------------------------------------
 
 TEST_CASE("the gemm block order visits every tile exactly once") {

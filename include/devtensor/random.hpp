@@ -1,10 +1,13 @@
 // Counter-based random numbers: Philox4x32-10 (Salmon et al., SC'11), the
-// generator state (seed, offset), and the uint32 -> floating-point maps.
+// generator state (seed, offset), and the maps from Philox words to uniform,
+// normal (Box–Muller) and integer values.
 // Element i of every random op depends only on (seed, offset, i), so the CPU,
 // any GPU and any thread count give bit-identical results.
 #pragma once
 
 #include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
+#include <devtensor/detail/arith.hpp>
+#include <devtensor/detail/math.hpp>  // log, sqrt, sincos_2pi for Box–Muller
 #include <devtensor/device.hpp>
 
 #include <array>
@@ -54,16 +57,22 @@ inline constexpr int philox_words_per_element = sizeof(T) > 4 ? 2 : 1;
 template <class T>
 inline constexpr int elements_per_philox_block = 4 / philox_words_per_element<T>;
 
+/// Philox block `block` of the stream of key `seed`: counter = (block, 0), the 4 words in place.
+DEVTENSOR_HOST_DEVICE inline void philox_block(std::uint64_t seed, std::uint64_t block, std::uint32_t (&ctr)[4]) {
+    ctr[0] = static_cast<std::uint32_t>(block);
+    ctr[1] = static_cast<std::uint32_t>(block >> 32);
+    ctr[2] = ctr[3] = 0u;
+    philox4x32_10_inplace(ctr, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+}
+
 /// The E = elements_per_philox_block<T> uniform [0, 1) values of Philox block
 /// `block` (counter = block, key = seed): the one place both backends turn
 /// (seed, offset, i) into element i.
 template <class T>
 DEVTENSOR_HOST_DEVICE inline void uniform_values(std::uint64_t seed, std::uint64_t block,
                                                  T (&values)[elements_per_philox_block<T>]) {
-    std::uint32_t ctr[4] = {static_cast<std::uint32_t>(block),
-                            static_cast<std::uint32_t>(block >> 32), 0u, 0u};
-    philox4x32_10_inplace(ctr, static_cast<std::uint32_t>(seed),
-                          static_cast<std::uint32_t>(seed >> 32));
+    std::uint32_t ctr[4];
+    philox_block(seed, block, ctr);
     for (int e = 0; e < elements_per_philox_block<T>; ++e) {
         if constexpr (elements_per_philox_block<T> == 4) values[e] = static_cast<T>(uniform_float(ctr[e]));
         else values[e] = static_cast<T>(uniform_double(ctr[2 * e], ctr[2 * e + 1]));
@@ -81,6 +90,96 @@ DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uin
     const std::int64_t first = q * per_block;
     for (int e = 0; e < per_block && first + e < n; ++e) out[first + e] = values[e];
 }
+// ---- randn ---------------------------------------------------------------------------------
+
+/// 24 random bits to a float in (0, 1]: 0 never comes, so its log is finite.
+DEVTENSOR_HOST_DEVICE inline float uniform_float_above_zero(std::uint32_t bits) {
+    return static_cast<float>((bits >> 8) + 1u) * 0x1p-24f;
+}
+
+/// 53 random bits from two words to a double in (0, 1].
+DEVTENSOR_HOST_DEVICE inline double uniform_double_above_zero(std::uint32_t hi, std::uint32_t lo) {
+    const std::uint64_t bits = (static_cast<std::uint64_t>(hi) << 32 | lo) >> 11;
+    return static_cast<double>(bits + 1u) * 0x1p-53;
+}
+
+/// Box–Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1),
+/// z0 = r cos 2πu2, z1 = r sin 2πu2, r = sqrt(-2 ln u1), all from detail::math
+/// (the same bits on every device). |z| < 5.8 for float, < 8.6 for double.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void box_muller(T u1, T u2, T& z0, T& z1) {
+    const T r = math::sqrt(detail::mul(T(-2), math::log(u1)));
+    T s, c;
+    math::sincos_2pi(u2, s, c);
+    z0 = detail::mul(r, c);
+    z1 = detail::mul(r, s);
+}
+
+/// The E = elements_per_philox_block<T> standard normal values of Philox block
+/// `block`, 16 bytes as for rand: float takes words (0, 1) and (2, 3) as two
+/// (u1, u2) pairs, 4 normals; double takes words 0-1 as u1 and 2-3 as u2, 2 normals.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void normal_values(std::uint64_t seed, std::uint64_t block,
+                                                T (&values)[elements_per_philox_block<T>]) {
+    std::uint32_t ctr[4];
+    philox_block(seed, block, ctr);
+    if constexpr (elements_per_philox_block<T> == 4) {
+        for (int pair = 0; pair < 2; ++pair)
+            box_muller(uniform_float_above_zero(ctr[2 * pair]), uniform_float(ctr[2 * pair + 1]),
+                       values[2 * pair], values[2 * pair + 1]);
+    } else {
+        box_muller(uniform_double_above_zero(ctr[0], ctr[1]), uniform_double(ctr[2], ctr[3]), values[0],
+                   values[1]);
+    }
+}
+
+/// normal_values' counterpart of uniform_block.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void normal_block(T* out, std::int64_t n, std::uint64_t seed,
+                                               std::uint64_t first_block, std::int64_t q) {
+    constexpr int per_block = elements_per_philox_block<T>;
+    T values[elements_per_philox_block<T>];
+    normal_values(seed, first_block + static_cast<std::uint64_t>(q), values);
+    const std::int64_t first = q * per_block;
+    for (int e = 0; e < per_block && first + e < n; ++e) out[first + e] = values[e];
+}
+
+// ---- randint -------------------------------------------------------------------------------
+
+/// Elements of randint one Philox block yields, whatever the type: each takes
+/// two words (64 bits), so the bias of the map below is under range / 2^64.
+inline constexpr int randint_per_philox_block = 2;
+
+/// The high 64 bits of a * b, from 32-bit pieces (the same on every device).
+DEVTENSOR_HOST_DEVICE inline std::uint64_t mul_high64(std::uint64_t a, std::uint64_t b) {
+    const std::uint64_t a_lo = a & 0xFFFFFFFFu, a_hi = a >> 32, b_lo = b & 0xFFFFFFFFu, b_hi = b >> 32;
+    const std::uint64_t p0 = a_lo * b_lo, p1 = a_lo * b_hi, p2 = a_hi * b_lo, p3 = a_hi * b_hi;
+    const std::uint64_t mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
+    return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
+/// low + floor(u range / 2^64) for the 64 random bits u = hi:lo: an integer in
+/// [low, low + range), range >= 1 (as uint64, so any int64 low < high fits).
+template <class T>
+DEVTENSOR_HOST_DEVICE inline T randint_value(std::uint32_t hi, std::uint32_t lo, std::int64_t low,
+                                             std::uint64_t range) {
+    const std::uint64_t u = static_cast<std::uint64_t>(hi) << 32 | lo;
+    const auto v = static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + mul_high64(u, range));
+    return static_cast<T>(v);  // in T's range: randint checks [low, high) fits T
+}
+
+/// The randint_per_philox_block integers of block `q` of a fill of `n`.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void randint_block(T* out, std::int64_t n, std::uint64_t seed,
+                                                std::uint64_t first_block, std::int64_t low,
+                                                std::uint64_t range, std::int64_t q) {
+    std::uint32_t ctr[4];
+    philox_block(seed, first_block + static_cast<std::uint64_t>(q), ctr);
+    const std::int64_t first = q * randint_per_philox_block;
+    for (int e = 0; e < randint_per_philox_block && first + e < n; ++e)
+        out[first + e] = randint_value<T>(ctr[2 * e], ctr[2 * e + 1], low, range);
+}
+
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 

@@ -1,4 +1,4 @@
-// Bodies of the elementwise CUDA kernels (fill, add, rand) as grid-stride phase
+// Bodies of the elementwise CUDA kernels (fill, add, rand, randn, randint) as grid-stride phase
 // functions. Each moves 16-byte packs where every pointer allows it, then the
 // remaining elements one by one; the index type I is 32-bit unless the size
 // needs 64. tests/test_cuda_emulator.cpp runs them over simulated grids.
@@ -161,6 +161,38 @@ DEVTENSOR_HOST_DEVICE inline void uniform_phase(T* out, I n, std::uint64_t seed,
     }
     for (I q = whole + thread; q < blocks; q += threads)
         detail::uniform_block(out, static_cast<std::int64_t>(n), seed, first_block,
+                              static_cast<std::int64_t>(q));
+}
+
+/// randn: uniform_phase with detail::normal_values (Box–Muller on detail::math),
+/// so every element is the CPU backend's, bit for bit.
+template <class T, class I>
+DEVTENSOR_HOST_DEVICE inline void normal_phase(T* out, I n, std::uint64_t seed, std::uint64_t first_block,
+                                               I thread, I threads) {
+    constexpr int E = detail::elements_per_philox_block<T>;
+    static_assert(E * sizeof(T) == 16, "a Philox block fills one 16-byte pack");
+    const I blocks = (n + E - 1) / E;
+    const I whole = aligned16(out) ? n / E : 0;
+    for (I q = thread; q < whole; q += threads) {
+        pack<T, E> values;
+        detail::normal_values(seed, first_block + static_cast<std::uint64_t>(q), values.v);
+        store_pack<E>(out + q * E, values);
+    }
+    for (I q = whole + thread; q < blocks; q += threads)
+        detail::normal_block(out, static_cast<std::int64_t>(n), seed, first_block,
+                             static_cast<std::int64_t>(q));
+}
+
+/// randint: one Philox block (two elements) per thread at a time, element by
+/// element (detail::randint_block, as the CPU backend).
+template <class T, class I>
+DEVTENSOR_HOST_DEVICE inline void randint_phase(T* out, I n, std::int64_t low, std::uint64_t range,
+                                                std::uint64_t seed, std::uint64_t first_block, I thread,
+                                                I threads) {
+    constexpr int E = detail::randint_per_philox_block;
+    const I blocks = (n + E - 1) / E;
+    for (I q = thread; q < blocks; q += threads)
+        detail::randint_block(out, static_cast<std::int64_t>(n), seed, first_block, low, range,
                               static_cast<std::int64_t>(q));
 }
 

@@ -66,6 +66,17 @@ __global__ void uniform_kernel(T* out, I n, std::uint64_t seed, std::uint64_t fi
     uniform_phase(out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
+template <class T, class I>
+__global__ void normal_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
+    normal_phase(out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
+}
+
+template <class T, class I>
+__global__ void randint_kernel(T* out, I n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
+                               std::uint64_t first_block) {
+    randint_phase(out, n, low, range, seed, first_block, grid_thread<I>(), grid_threads<I>());
+}
+
 /// Two-stage pipeline: the copies of stage k+1 are in flight while stage k is computed.
 /// Two blocks per multiprocessor (at most 128 registers a thread for 256 threads), so
 /// one block computes while the other waits at a barrier.
@@ -261,6 +272,29 @@ void uniform(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint6
         using I = decltype(index);
         launch_elementwise<uniform_kernel<T, I>>("uniform", ordinal, (n + per_block - 1) / per_block, out,
                                                 static_cast<I>(n), seed, first_block);
+    });
+}
+
+template <class T>
+void normal(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
+    if (n == 0) return;
+    constexpr int per_block = detail::elements_per_philox_block<T>;
+    with_index_type(ordinal, n, [&](auto index) {
+        using I = decltype(index);
+        launch_elementwise<normal_kernel<T, I>>("normal", ordinal, (n + per_block - 1) / per_block, out,
+                                               static_cast<I>(n), seed, first_block);
+    });
+}
+
+template <class T>
+void randint(int ordinal, T* out, std::int64_t n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
+             std::uint64_t first_block) {
+    if (n == 0) return;
+    constexpr int per_block = detail::randint_per_philox_block;
+    with_index_type(ordinal, n, [&](auto index) {
+        using I = decltype(index);
+        launch_elementwise<randint_kernel<T, I>>("randint", ordinal, (n + per_block - 1) / per_block, out,
+                                                static_cast<I>(n), low, range, seed, first_block);
     });
 }
 

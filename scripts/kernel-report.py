@@ -8,7 +8,20 @@
    spills per kernel. Fails when any kernel spills or uses stack.
 2. Compiles them to PTX and fails when a kernel lacks what makes it fast
    (PTX_FEATURES: 16-byte accesses, cp.async, shuffles).
-3. With --binary FILE (the CUDA test binary): its sm_90 cubins (extracted
+3. Checks the floating-point contractions in the PTX (DESIGN §15), kernel by kernel:
+   a. nvcc contracted nothing: each kernel's `fma.rn` count is the same compiled
+      with nvcc's default --fmad=true as with --fmad=false, so every fma is one the
+      source asks for (detail::fma, which the CPU makes too);
+   b. ptxas can contract nothing: no kernel holds both a multiply and an add (or
+      sub) of one float type without a rounding modifier (`mul.f32` + `add.f32`:
+      the pair the code generator may fuse); detail::mul/add emit `.rn`;
+   c. only the GEMM and GEMV kernels (FMA_KERNELS) hold fma at all, and they do
+      (their order is fma chains): an elementwise or rand kernel with an fma
+      rounds differently from the CPU.
+   What this does not prove: that the CPU makes the same fmas (the tests compare
+   bits for that: tests/test_determinism.cpp), nor anything about SASS beyond what
+   ptxas may legally do with the PTX.
+4. With --binary FILE (the CUDA test binary): its sm_90 cubins (extracted
    with `cuobjdump --extract-elf`) must hold machine code, not only PTX, for
    each of these kernels ($CUOBJDUMP names the tool where it is not on PATH).
 
@@ -78,21 +91,59 @@ def compile_kernels(tmp, *flags):
     return run.stderr, output
 
 
-def ptx_problems():
-    """Kernels whose PTX lacks what PTX_FEATURES asks of them."""
+def ptx_kernels(*flags):
+    """{short kernel name: its PTX body} for every instantiation, compiled with `flags`."""
     with tempfile.TemporaryDirectory() as tmp:
-        _, output = compile_kernels(tmp, "-ptx")
+        _, output = compile_kernels(tmp, "-ptx", *flags)
         ptx = open(output).read()
-    problems, checked = [], 0
     entries = list(re.finditer(r"\.entry (\w+)\(", ptx))
-    for n, entry in enumerate(entries):
-        body = ptx[entry.end():entries[n + 1].start() if n + 1 < len(entries) else len(ptx)]
-        name = short(demangle(entry.group(1)))
+    return {short(demangle(entry.group(1))): ptx[entry.end():entries[n + 1].start() if n + 1 < len(entries) else len(ptx)]
+            for n, entry in enumerate(entries)}
+
+
+def ptx_problems(kernels):
+    """Kernels whose PTX lacks what PTX_FEATURES asks of them."""
+    problems, checked = [], 0
+    for name, body in kernels.items():
         for prefix, features in PTX_FEATURES.items():
             if name.startswith(prefix + "<"):
                 checked += 1
                 problems += [f"{name} has no {what}" for what, pattern in features if not re.search(pattern, body)]
     return problems, checked
+
+
+# The kernels whose order is fma chains (detail/gemm_order.hpp); no other kernel may hold an fma.
+FMA_KERNELS = ("gemm_kernel<", "gemv_kernel<")
+FMA = r"\bfma\.rn(\.ftz)?(\.sat)?\.f(32|64)\b"
+
+
+def unrounded(op, width):
+    """A float `op` without a rounding modifier: what ptxas may fuse (mul.f32, add.ftz.f32, ...)."""
+    return rf"\b{op}(\.ftz)?(\.sat)?\.f{width}\b"
+
+
+def contraction_problems(default, no_fmad):
+    """DESIGN §15's contraction checks (a, b, c in the docstring) over {kernel: PTX} compiled
+    with nvcc's default --fmad=true and with --fmad=false."""
+    problems = []
+    for name, body in default.items():
+        fmas = len(re.findall(FMA, body))
+        if name in no_fmad and fmas != len(re.findall(FMA, no_fmad[name])):
+            problems.append(f"{name}: nvcc contracted {fmas - len(re.findall(FMA, no_fmad[name]))} "
+                            "multiply-adds into fma (use detail::fma / mul / add)")
+        for width in ("32", "64"):
+            if re.search(unrounded("mul", width), body) and (re.search(unrounded("add", width), body) or
+                                                              re.search(unrounded("sub", width), body)):
+                problems.append(f"{name}: mul.f{width} and add/sub.f{width} without .rn, which ptxas may fuse")
+        wants_fma = name.startswith(FMA_KERNELS)
+        if wants_fma and fmas == 0:
+            problems.append(f"{name} has no fma.rn: its order is fma chains")
+        if not wants_fma and fmas:
+            problems.append(f"{name} holds {fmas} fma.rn, which the CPU does not make")
+    missing = sorted(set(default) - set(no_fmad))
+    if missing:
+        problems.append("not compiled with --fmad=false: " + ", ".join(missing[:4]))
+    return problems
 
 
 def ptxas_report():
@@ -177,12 +228,21 @@ def main():
                 "- every instantiation the library ships: elementwise kernels for float, double, int32, int64"
                 " with 32- and 64-bit indices; rand, GEMM tiles and the small-batch GEMV for float and double\n"
                 "- checked: no spills, no stack (local memory), and in the PTX: 16-byte loads/stores in the"
-                " elementwise, rand and GEMV kernels, cp.async in the GEMM kernels\n\n"
+                " elementwise, rand and GEMV kernels, cp.async in the GEMM kernels; no contraction by nvcc"
+                " (the same fma.rn with --fmad=false), no mul+add pair ptxas may fuse, fma in the GEMM and"
+                " GEMV kernels only (DESIGN §15)\n\n"
                 "| kernel | arch | registers | shared memory (bytes) | stack (bytes) | spill stores | spill loads |\n"
                 "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
-    ptx, checked = ptx_problems()
+    default_ptx = ptx_kernels()
+    ptx, checked = ptx_problems(default_ptx)
     problems += ptx
     print(f"ptx: {checked} kernels checked for 16-byte accesses, cp.async and shuffles, {len(ptx)} lacking")
+    contractions = contraction_problems(default_ptx, ptx_kernels("--fmad=false"))
+    problems += contractions
+    fma_kernels = sum(1 for name in default_ptx if name.startswith(FMA_KERNELS))
+    print(f"ptx contractions: {len(default_ptx)} kernels, the same fma.rn with --fmad=true and false, "
+          f"no fusable mul+add pair, fma in the {fma_kernels} GEMM/GEMV kernels only: "
+          f"{len(contractions)} problems")
     print(f"ptxas: {len(kernels)} kernels for sm_90, "
           f"{sum(1 for k in kernels.values() if k.get('spill_stores') or k.get('spill_loads'))} spilling; "
           f"table in {os.path.relpath(args.output, ROOT)}")

@@ -1,5 +1,6 @@
 // backend/cpu/gemm*.hpp: every micro-kernel this CPU can run (not only the one
-// matmul picks), the dot-product path, edge tiles, several k and n blocks,
+// matmul picks), the dot-product path (portable too, and B n-contiguous, whose
+// columns it copies), edge tiles, several k and n blocks,
 // bias, transposed B and the thread splits, against a plain loop in double;
 // how many parts gemm_parts picks, and the same bits whatever that number.
 #include "test_support.hpp"
@@ -84,11 +85,13 @@ TEST_CASE_TEMPLATE("the dot-product path (linear on a small batch) matches the p
                         dot_columns(m_, std::int64_t{0}, n, k, a.data, a.row, b.data, b.col, c, ldc, bias);
                     });
                 };
+                run([](auto... args) { cpu::portable_dot_columns<T>(args...); });
                 if (cpu::simd::best_isa() >= cpu::simd::isa::avx2)
                     run([](auto... args) { cpu::avx2_dot_columns<T>(args...); });
                 if (cpu::simd::best_isa() >= cpu::simd::isa::avx512)
                     run([](auto... args) { cpu::avx512_dot_columns<T>(args...); });
                 check_gemm<T>(p, [](auto... args) { cpu::gemm<T>(args...); });  // the dispatch
+                check_gemm<T>(problem{p.m, p.n, p.k, false}, [](auto... args) { cpu::gemm<T>(args...); });  // matmul's B
             }
     }
     dt::set_num_threads(saved);

@@ -3,6 +3,7 @@
 // barriers as phase boundaries, in the order the __global__ shells in
 // kernels.cuh call them) and checks them against the CPU backend for sizes and
 // alignments that reach every tail path, without a GPU.
+#include "cuda_emulator.hpp"  // emulate_gemm, emulate_gemv
 #include "test_support.hpp"
 
 #include <devtensor/backend/cuda/launch_plan.hpp>
@@ -15,6 +16,8 @@
 #include <vector>
 
 namespace cu = devtensor::backend_cuda;
+using test::emulate_gemm;
+using test::emulate_gemv;
 
 namespace {
 struct grid { int blocks, threads; };
@@ -245,58 +248,37 @@ TEST_CASE("the gemm block order visits every tile exactly once") {
 }
 
 namespace {
-/// Runs gemm_kernel's phases for every block in the kernel's order: load stage
-/// 0; then per step: load the next stage into the other buffer, barrier,
-/// compute this stage, barrier; then store. Checks that each load fills every
-/// slot of the tile the compute phase reads, each exactly once.
-template <class S, class T>
-void emulate_gemm(const cu::gemm_params<T>& p) {
-    const std::int64_t tiles_m = (p.m + S::bm - 1) / S::bm, tiles_n = (p.n + S::bn - 1) / S::bn;
-    std::vector<T> smem(S::stages * S::stage);
-    std::vector<std::array<T, S::tm * S::tn>> acc(S::threads);
-    const auto load = [&](std::int64_t tile_m, std::int64_t tile_n, std::int64_t k0, T* stage) {
-        std::fill(stage, stage + S::stage, std::numeric_limits<T>::quiet_NaN());
-        std::vector<int> writes(S::stage);
-        std::vector<T> before(S::stage);
-        for (int t = 0; t < S::threads; ++t) {
-            std::copy(stage, stage + S::stage, before.begin());
-            cu::gemm_load_phase<S>(p, tile_m, tile_n, k0, t, stage);
-            for (int i = 0; i < S::stage; ++i) writes[static_cast<std::size_t>(i)] += std::memcmp(&before[static_cast<std::size_t>(i)], &stage[i], sizeof(T)) != 0;
-        }
-        for (int k = 0; k < S::bk; ++k) {  // the rows the compute phase reads, not the padding
-            for (int x = 0; x < S::bm; ++x) REQUIRE(writes[static_cast<std::size_t>(k * S::lda + x)] == 1);
-            for (int x = 0; x < S::bn; ++x) REQUIRE(writes[static_cast<std::size_t>(S::bk * S::lda + k * S::ldb + x)] == 1);
-        }
-    };
-    for (std::int64_t id = 0; id < tiles_m * tiles_n; ++id) {
-        std::int64_t tile_m = 0, tile_n = 0;
-        cu::gemm_tile_of(id, tiles_m, tiles_n, tile_m, tile_n);
-        for (auto& a : acc) a = {};
-        const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
-        if (steps > 0) load(tile_m, tile_n, 0, smem.data());
-        for (std::int64_t step = 0; step < steps; ++step) {
-            if (step + 1 < steps) load(tile_m, tile_n, (step + 1) * S::bk, smem.data() + (step + 1) % 2 * S::stage);
-            for (int t = 0; t < S::threads; ++t)
-                cu::gemm_compute_phase<S>(t, smem.data() + step % 2 * S::stage,
-                                          *reinterpret_cast<T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data()));
-        }
-        for (int t = 0; t < S::threads; ++t)
-            cu::gemm_store_phase<S>(p, tile_m, tile_n, t,
-                                    *reinterpret_cast<const T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data()));
+struct mnk { std::int64_t m, n, k; };
+
+/// The same bits.
+template <class T>
+void check_bits(const std::vector<T>& got, const std::vector<T>& expected) {
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        CAPTURE(i);
+        REQUIRE(std::memcmp(&got[i], &expected[i], sizeof(T)) == 0);
     }
 }
 
-struct mnk { std::int64_t m, n, k; };
-
+/// C = A·B + bias in the order of detail/gemm_order.hpp, element by element.
 template <class T>
-void check_close(const std::vector<T>& got, const std::vector<T>& expected) {
-    REQUIRE(got.size() == expected.size());
-    for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == doctest::Approx(expected[i]).epsilon(1e-5));
+std::vector<T> reference(const cu::gemm_params<T>& p, bool gemv_order) {
+    std::vector<T> c(static_cast<std::size_t>(p.m * p.n));
+    for (std::int64_t i = 0; i < p.m; ++i)
+        for (std::int64_t j = 0; j < p.n; ++j) {
+            const T* a = p.a + i * p.a_row;
+            const T* b = p.b + j * p.b_col;
+            const T sum = gemv_order ? dt::detail::gemv_order_dot(p.k, a, p.a_col, b, p.b_row)
+                                     : dt::detail::gemm_order_dot(p.k, a, p.a_col, b, p.b_row);
+            c[static_cast<std::size_t>(i * p.n + j)] = dt::detail::plus_bias(sum, p.bias, j);
+        }
+    return c;
 }
 
 /// matmul (B n-contiguous: 16-byte copies where aligned), linear (B
 /// transposed) and a column-major A through tile S, C packed or with a padded,
-/// misaligned row stride.
+/// misaligned row stride: the bits of the GEMM order, and of the CPU's matmul
+/// and linear where they take it (m > 16).
 template <class S, class T>
 void check_gemm_tile(const std::vector<mnk>& cases) {
     dt::generator gen(4);
@@ -308,31 +290,38 @@ void check_gemm_tile(const std::vector<mnk>& cases) {
         const auto b = dt::rand<T>({k, n}, dt::cpu_device{}, gen);
         const auto w = dt::rand<T>({n, k}, dt::cpu_device{}, gen);  // linear's weight, read transposed
         const auto bias = dt::rand<T>({n}, dt::cpu_device{}, gen);
+        const bool cpu_same_order = !dt::detail::uses_gemv_order(m, n, k);
         std::vector<T> c(static_cast<std::size_t>(m * n), T{-1});
-        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, nullptr});
-        check_close(c, dt::matmul(a, b).to_vector());
-        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, w.data(), 1, k, c.data(), n, bias.data()});
-        check_close(c, dt::linear(a, w, bias).to_vector());
+        const cu::gemm_params<T> mm{m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, nullptr};
+        emulate_gemm<S>(mm);
+        check_bits(c, reference(mm, false));
+        if (cpu_same_order) check_bits(c, dt::matmul(a, b).to_vector());
+        const cu::gemm_params<T> lin{m, n, k, a.data(), k, 1, w.data(), 1, k, c.data(), n, bias.data()};
+        emulate_gemm<S>(lin);
+        check_bits(c, reference(lin, false));
+        if (cpu_same_order) check_bits(c, dt::linear(a, w, bias).to_vector());
         std::vector<T> a_columns(static_cast<std::size_t>(m * k));  // A column-major: copies along m
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t p = 0; p < k; ++p) a_columns[static_cast<std::size_t>(p * m + i)] = a.data()[i * k + p];
         emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a_columns.data(), 1, m, b.data(), n, 1, c.data(), n, nullptr});
-        check_close(c, dt::matmul(a, b).to_vector());
+        check_bits(c, reference(mm, false));
         const std::int64_t ldc = n + 1;  // C rows not 16-byte aligned: scalar stores
         std::vector<T> padded(static_cast<std::size_t>(m * ldc), T{-1});
-        emulate_gemm<S>(cu::gemm_params<T>{m, n, k, a.data(), k, 1, b.data(), n, 1, padded.data(), ldc, bias.data()});
-        const auto expected = (dt::matmul(a, b) + bias).to_vector();
+        const cu::gemm_params<T> mm_bias{m, n, k, a.data(), k, 1, b.data(), n, 1, padded.data(), ldc, bias.data()};
+        emulate_gemm<S>(mm_bias);
+        const auto expected = reference(mm_bias, false);
+        std::vector<T> inside(static_cast<std::size_t>(m * n));
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j)
-                REQUIRE(padded[static_cast<std::size_t>(i * ldc + j)] ==
-                        doctest::Approx(expected[static_cast<std::size_t>(i * n + j)]).epsilon(1e-5));
+                inside[static_cast<std::size_t>(i * n + j)] = padded[static_cast<std::size_t>(i * ldc + j)];
+        check_bits(inside, expected);
     }
 }
 }  // namespace
 
 TEST_CASE("emulated gemm kernel, large fp32 tile, matches the cpu gemm for sizes off the tile") {
     // n = 130: the last run of 4 columns holds 2 (a partial 16-byte copy); n = 66: rows misaligned.
-    check_gemm_tile<cu::gemm_tile_large, float>({{1, 1, 1}, {129, 130, 33}, {5, 66, 16}, {130, 4, 0}});
+    check_gemm_tile<cu::gemm_tile_large, float>({{1, 1, 1}, {129, 130, 33}, {5, 66, 16}, {130, 4, 0}, {17, 40, 300}});
 }
 
 TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries") {
@@ -346,8 +335,9 @@ TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries"
         shifted<T> sa(m * k, 1), sb(k * n, 1), sc(m * n, 1);
         std::copy(a.data(), a.data() + m * k, sa.data);
         std::copy(b.data(), b.data() + k * n, sb.data);
-        emulate_gemm<cu::gemm_tile_small>(cu::gemm_params<T>{m, n, k, sa.data, k, 1, sb.data, n, 1, sc.data, n, bias.data()});
-        check_close(values_of(sc.data, m * n), (dt::matmul(a, b) + bias).to_vector());
+        const cu::gemm_params<T> p{m, n, k, sa.data, k, 1, sb.data, n, 1, sc.data, n, bias.data()};
+        emulate_gemm<cu::gemm_tile_small>(p);
+        check_bits(values_of(sc.data, m * n), reference(p, false));
     };
     for (const std::int64_t n : {4, 5, 66}) {
         run(0.f, 9, n, 21);
@@ -356,68 +346,42 @@ TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries"
 }
 
 TEST_CASE("emulated gemm kernel, small tile, matches the cpu gemm in fp32 and fp64") {
-    const std::vector<mnk> cases = {{1, 1, 1},    {7, 7, 7},     {33, 65, 17}, {64, 64, 16},
-                                    {100, 3, 70}, {3, 130, 31},  {129, 1, 2},  {5, 4, 0}, {65, 68, 48}};
+    const std::vector<mnk> cases = {{1, 1, 1},    {7, 7, 7},     {33, 65, 17}, {64, 64, 16}, {100, 3, 70},
+                                    {3, 130, 31}, {129, 1, 2},   {5, 4, 0},    {65, 68, 48}, {20, 9, 513}};
     check_gemm_tile<cu::gemm_tile_small, float>(cases);
     check_gemm_tile<cu::gemm_tile_small, double>(cases);
 }
 
 namespace {
-/// Runs gemv_kernel's phases: per chunk of k, every warp's lanes load their
-/// weights (the kernel asks for them one chunk early, into the other of two
-/// register buffers: the same values), barrier, every thread stages the batch
-/// rows, barrier, every lane accumulates; then each warp's lanes are summed
-/// (the shuffle) and stored.
-template <class G, class T>
-void emulate_gemv(const cu::gemm_params<T>& p) {
-    const std::int64_t blocks = (p.n + G::features - 1) / G::features;
-    std::vector<T> xs(G::m * G::kc);
-    for (std::int64_t block = 0; block < blocks; ++block) {
-        std::vector<std::array<std::array<T, G::m>, G::rows>> acc(G::threads);  // zeroed
-        const auto feature0 = [&](int t) { return block * G::features + t / G::lanes * G::rows; };
-        for (std::int64_t k0 = 0; k0 < p.k; k0 += G::kc) {
-            std::vector<cu::gemv_weights<G, T>> w(G::threads);
-            for (int t = 0; t < G::threads; ++t)
-                cu::gemv_weight_phase<G>(p, feature0(t), k0, t % G::lanes, w[static_cast<std::size_t>(t)]);
-            std::fill(xs.begin(), xs.end(), std::numeric_limits<T>::quiet_NaN());
-            for (int t = 0; t < G::threads; ++t) cu::gemv_stage_phase<G>(p, k0, t, xs.data());
-            for (const T v : xs) REQUIRE(!std::isnan(v));  // every staged slot written
-            for (int t = 0; t < G::threads; ++t)
-                cu::gemv_accumulate_phase<G>(t % G::lanes, w[static_cast<std::size_t>(t)], xs.data(),
-                                             *reinterpret_cast<T (*)[G::rows][G::m]>(acc[static_cast<std::size_t>(t)].data()));
-        }
-        for (int warp = 0; warp < G::warps; ++warp)
-            for (int r = 0; r < G::rows; ++r)
-                for (int i = 0; i < G::m; ++i) {
-                    T sum{};
-                    for (int lane = 0; lane < G::lanes; ++lane)
-                        sum += acc[static_cast<std::size_t>(warp * G::lanes + lane)][static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
-                    cu::gemv_store(p, feature0(warp * G::lanes) + r, i, sum);
-                }
-    }
-}
-
 template <class G, class T>
 void check_gemv(std::int64_t m) {
     dt::generator gen(5);
-    // k = 1030: two chunks of fp32 (512), five of fp64 (256), rows misaligned, a ragged tail
-    for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {17, 1030}, {33, 512}, {8, 0}}) {
+    // k = 1030: several chunks (256 fp32, 128 fp64) and a ragged last step; 4100: more than
+    // two chunks in flight; n = 33: a block and one feature
+    for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {1, 1}, {17, 1030}, {33, 512}, {8, 0}, {5, 4100}, {3, 17}}) {
         CAPTURE(m);
         CAPTURE(n);
         CAPTURE(k);
         const auto x = dt::rand<T>({m, k}, dt::cpu_device{}, gen);
         const auto w = dt::rand<T>({n, k}, dt::cpu_device{}, gen);
+        const auto b = dt::rand<T>({k, n}, dt::cpu_device{}, gen);
         const auto bias = dt::rand<T>({n}, dt::cpu_device{}, gen);
         std::vector<T> out(static_cast<std::size_t>(m * n), T{-1});
-        emulate_gemv<G>(cu::gemm_params<T>{m, n, k, x.data(), k, 1, w.data(), 1, k, out.data(), n, bias.data()});
-        check_close(out, dt::linear(x, w, bias).to_vector());
+        const cu::gemm_params<T> lin{m, n, k, x.data(), k, 1, w.data(), 1, k, out.data(), n, bias.data()};
+        emulate_gemv<G>(lin);
+        check_bits(out, reference(lin, true));
+        check_bits(out, dt::linear(x, w, bias).to_vector());
         emulate_gemv<G>(cu::gemm_params<T>{m, n, k, x.data(), k, 1, w.data(), 1, k, out.data(), n, nullptr});
-        check_close(out, dt::linear(x, w).to_vector());
+        check_bits(out, dt::linear(x, w).to_vector());
+        // matmul (B n-contiguous): the GEMV kernel too, since m <= 16
+        emulate_gemv<G>(cu::gemm_params<T>{m, n, k, x.data(), k, 1, b.data(), n, 1, out.data(), n, nullptr});
+        check_bits(out, dt::matmul(x, b).to_vector());
     }
 }
 }  // namespace
 
-TEST_CASE("emulated small-batch linear (gemv kernel) matches the cpu linear") {
+TEST_CASE("emulated small-batch linear and matmul (gemv kernel) give the cpu's bits") {
     for (const std::int64_t m : {1, 3, 4}) {
         check_gemv<cu::gemv_tile<float, 4>, float>(m);
         check_gemv<cu::gemv_tile<double, 4>, double>(m);
@@ -461,7 +425,8 @@ TEST_CASE("launch plan: grids fill one wave, 32-bit indices where they fit, a ke
     for (const std::int64_t batch : {5, 8, 16})
         CHECK(cu::choose_gemm(linear(batch, 4096, 4096), h200) == choice::gemv_batch_16);
     CHECK(cu::choose_gemm(linear(17, 4096, 4096), h200) == choice::tile_small);
-    CHECK(cu::choose_gemm(matmul(16, 4096, 4096), h200) == choice::tile_small);  // B not k-contiguous
+    CHECK(cu::choose_gemm(matmul(16, 4096, 4096), h200) == choice::gemv_batch_16);  // the GEMV order, any layout
+    CHECK(cu::choose_gemm(matmul(17, 4096, 4096), h200) == choice::tile_small);
     const cu::gemm_params<double> fp64{4096, 4096, 4096, nullptr, 4096, 1, nullptr, 4096, 1, nullptr, 4096, nullptr};
     CHECK(cu::choose_gemm(fp64, h200) == choice::tile_small);
 }

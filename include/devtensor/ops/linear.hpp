@@ -1,5 +1,6 @@
 // linear(x, weight, bias) = x · weightᵀ + bias over [batch..., in] inputs,
-// one GEMM with the weight read transposed and the bias fused into its store.
+// one GEMM with the weight read transposed and the bias fused into its store,
+// added last (detail/gemm_order.hpp), on the CPU and CUDA alike.
 #pragma once
 
 #include <devtensor/detail/op_checks.hpp>
@@ -13,7 +14,8 @@ namespace devtensor {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// x [batch..., in] · weight [out, in]ᵀ + bias [out] -> [batch..., out] (torch.nn.functional.linear).
-/// An undefined bias (tensor{}) means none.
+/// An undefined bias (tensor{}) means none. The same bits at any thread count, on every
+/// CPU ISA and on CUDA (DESIGN §15): each element sums in the order of detail/gemm_order.hpp.
 template <class TX, class DX, class TW, class DW, class TB, class DB>
 [[nodiscard]] tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
                                                                  const tensor<TW, DW>& weight,

@@ -35,7 +35,9 @@ DEVTENSOR_END_TU_NAMESPACE
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// The matrix product of a [m, k] and b [k, n]: [m, n] (torch.mm).
+/// The matrix product of a [m, k] and b [k, n]: [m, n] (torch.mm). The same bits at any
+/// thread count, on every CPU ISA and on CUDA (DESIGN §15): each element sums in the
+/// order of detail/gemm_order.hpp, which depends on (m, n, k) alone.
 template <class TA, class DA, class TB, class DB>
 [[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a, const tensor<TB, DB>& b,
                                                                  call_site site = call_site::current()) {

@@ -1,8 +1,11 @@
 // CPU GEMM, C = A·B (+ bias per column), BLIS-style: B packed into KC x NC
 // panels, A into MC x KC panels, a register-blocked micro-kernel (the widest
 // this CPU has, chosen at run time) over them, threads over rows or columns of
-// C, the bias fused into the first store. A and B are read through (row,
+// C, the bias fused into the last store. A and B are read through (row,
 // column) strides, so transposed operands (linear's weight) cost nothing extra.
+// Every path sums in the order of detail/gemm_order.hpp (small batches in the
+// GEMV order, gemm_dot.hpp), so the bits do not depend on the ISA, the thread
+// count or the device.
 #pragma once
 
 #include <devtensor/backend/cpu/gemm_dot.hpp>
@@ -19,14 +22,6 @@ namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// A strided matrix operand: element (r, c) is data[r * row + c * col].
-template <class T>
-struct matrix_view {
-    const T* data;
-    std::int64_t row, col;
-    const T& operator()(std::int64_t r, std::int64_t c) const { return data[r * row + c * col]; }
-};
-
 /// Packs rows [r0, r0+rows) x columns [c0, c0+cols) of `m` into panels of `w`
 /// rows, each panel k-major (panel[k*w + i]), zero-padded to a whole panel.
 template <int W, class T>
@@ -40,23 +35,6 @@ void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, st
         }
         out += W * cols;
     }
-}
-
-/// Grow-only packing memory of the calling thread (slot 0: B, slot 1: A), so
-/// repeated GEMMs neither allocate nor page-fault. Written before it is read.
-template <class T>
-T* scratch(int slot, std::size_t count) {
-    struct block {
-        std::unique_ptr<T[]> data;
-        std::size_t size = 0;
-    };
-    thread_local block blocks[2];
-    block& b = blocks[slot];
-    if (b.size < count) {
-        b.data = std::make_unique_for_overwrite<T[]>(count);
-        b.size = count;
-    }
-    return b.data.get();
 }
 
 /// The part of C one thread computes within a column block: rows [r0, r1), columns [c0, c1).
@@ -91,7 +69,9 @@ inline std::int64_t gemm_parts(std::int64_t m, std::int64_t n, std::int64_t k, s
     return std::max<std::int64_t>(parts, 1);
 }
 
-/// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] with micro-kernel K.
+/// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] with micro-kernel K, in
+/// the GEMM order: each kc block continues the chains the previous one left in C,
+/// and the last adds the bias.
 template <class K, class T>
 void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
                   matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
@@ -123,18 +103,20 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
                         pack_panels<mr>(a, ic, mc, pc, kc, packed_a);
                         for (std::int64_t jr = part.c0; jr < part.c1; jr += nr) {
                             const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
-                            const T* tile_bias = pc == 0 && bias ? bias + jc + jr : nullptr;
+                            const bool resume = pc != 0, final_block = pc + kc == k;
+                            const T* tile_bias = final_block && bias ? bias + jc + jr : nullptr;
                             for (std::int64_t ir = 0; ir < mc; ir += mr) {
                                 const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
                                 T* tile_c = c + (ic + ir) * ldc + jc + jr;
                                 const T* tile_a = packed_a + ir * kc;
                                 const T* tile_b = packed_b + jr * kc;
                                 if (h == mr && w == nr) {
-                                    K::tile(kc, tile_a, tile_b, tile_c, ldc, pc != 0, tile_bias);
+                                    K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias);
                                 } else {  // an edge tile: computed aside, then its inside stored
                                     T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
-                                    K::tile(kc, tile_a, tile_b, &edge[0][0], nr, false, nullptr);
-                                    store_tile(edge, tile_c, ldc, h, w, pc != 0, tile_bias);
+                                    if (resume) load_tile(edge, tile_c, ldc, h, w);
+                                    K::tile(kc, tile_a, tile_b, &edge[0][0], nr, resume, nullptr);
+                                    store_tile(edge, tile_c, ldc, h, w, tile_bias);
                                 }
                             }
                         }
@@ -145,23 +127,24 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
     }
 }
 
-/// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null),
-/// with the widest micro-kernel this CPU runs.
+/// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null)
+/// with the kernels of `isa`, which this CPU must run: the dispatch below, and
+/// the tests, which call every ISA this CPU has. The result is the same for all.
 template <class T>
-void gemm(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matrix_view<T> b,
-          T* c, std::int64_t ldc, const T* bias) {
+void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
+             matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
     if (m == 0 || n == 0) return;
-    if (k == 0) {
+    if (k == 0) {  // the empty sum (+0), then the bias
         for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : T{};
+            for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = detail::plus_bias(T{}, bias, j);
         return;
     }
-    if (m <= dot_path_max_rows && a.col == 1 && b.row == 1 &&
-        gemm_dot(m, n, k, a.data, a.row, b.data, b.col, c, ldc, bias))
-        return;
+    // Integer products are exact in any order: they keep the packed path.
+    if constexpr (std::is_floating_point_v<T>)
+        if (detail::uses_gemv_order(m, n, k)) return gemm_dot(isa, m, n, k, a, b, c, ldc, bias);
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        switch (simd::best_isa()) {
+        switch (isa) {
             case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias);
             case simd::isa::avx2: return gemm_blocked<avx2_kernel<T>>(m, n, k, a, b, c, ldc, bias);
             case simd::isa::portable: break;
@@ -169,6 +152,14 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matr
     }
 #endif
     gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+}
+
+/// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null),
+/// with the widest kernels this CPU runs.
+template <class T>
+void gemm(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matrix_view<T> b,
+          T* c, std::int64_t ldc, const T* bias) {
+    gemm_on(simd::best_isa(), m, n, k, a, b, c, ldc, bias);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -1,30 +1,75 @@
-// The GEMV shape of the CPU GEMM: few rows of A against B given by contiguous
-// columns (linear on a small batch, where B's columns are the weight's rows).
-// Each C element is a dot product of two contiguous rows, so every weight row
-// is read once, straight from memory: packing it would cost more than the math.
+// The GEMV shape of the CPU GEMM: a few rows of A (m <= 16, a small batch),
+// each C element a dot product of a row of A and a column of B, summed in the
+// GEMV order of detail/gemm_order.hpp (interleaved chains, folded pairwise),
+// as the CUDA GEMV kernel sums it. Threads take whole columns of C. Where B's
+// columns are contiguous (linear's weight rows), every weight row is read once,
+// straight from memory: packing it would cost more than the math; otherwise
+// (matmul) each thread copies a block of columns contiguous first.
 #pragma once
 
 #include <devtensor/backend/cpu/isa_kernels.hpp>
+#include <devtensor/detail/gemm_order.hpp>
 #include <devtensor/threads.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Rows of A up to which linear takes the dot-product path.
-inline constexpr std::int64_t dot_path_max_rows = 16;
+/// A strided matrix operand: element (r, c) is data[r * row + c * col].
+template <class T>
+struct matrix_view {
+    const T* data;
+    std::int64_t row, col;
+    const T& operator()(std::int64_t r, std::int64_t c) const { return data[r * row + c * col]; }
+};
+
+/// Grow-only working memory of the calling thread (slot 0: B's panels, slot 1:
+/// A's, slot 2: the dot path's columns), so repeated GEMMs neither allocate nor
+/// page-fault. Written before it is read.
+template <class T>
+T* scratch(int slot, std::size_t count) {
+    struct block {
+        std::unique_ptr<T[]> data;
+        std::size_t size = 0;
+    };
+    thread_local block blocks[3];
+    block& b = blocks[slot];
+    if (b.size < count) {
+        b.data = std::make_unique_for_overwrite<T[]>(count);
+        b.size = count;
+    }
+    return b.data.get();
+}
+
+/// Rows of A up to which the GEMV order (and so this path) applies.
+inline constexpr std::int64_t dot_path_max_rows = detail::gemv_order_max_rows;
+
+/// Columns [j0, j1) of C = A·B + bias in the GEMV order, plain C++ (detail::gemv_order_dot).
+template <class T>
+void portable_dot_columns(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
+                          std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = j0; j < j1; ++j)
+            c[i * ldc + j] = detail::plus_bias(detail::gemv_order_dot(k, a + i * lda, std::int64_t{1}, b + j * ldb,
+                                                                      std::int64_t{1}),
+                                               bias, j);
+}
 
 #if DEVTENSOR_HAS_X86_KERNELS
 
-/// The dot-product columns of each ISA, with their register blocking: rows x columns per block.
+/// The dot-product columns of each ISA, with their register blocking: rows x columns per
+/// block (AVX2 holds a dot's 16 float or 8 double chains in two registers, AVX-512 in one).
 template <class T>
 void avx2_dot_columns(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
                       std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
-    avx2::dot_columns<2, 4>(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+    avx2::dot_columns<2, 2>(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
 }
 
 template <class T>
@@ -33,34 +78,61 @@ void avx512_dot_columns(std::int64_t m, std::int64_t j0, std::int64_t j1, std::i
     avx512::dot_columns<4, 6>(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
 }
 
-/// C[m x n] = A[m x k] (rows contiguous, stride lda) · B (column j contiguous
-/// at b + j*ldb) + bias, threads over the columns. False when this CPU or T
-/// has no vector kernel: the caller then takes the packed path.
-template <class T>
-bool gemm_dot(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
-              const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        const simd::isa isa = simd::best_isa();
-        if (isa == simd::isa::portable) return false;
-        const std::int64_t grain = std::max<std::int64_t>(8, (1 << 18) / std::max<std::int64_t>(1, m * k));
-        detail::parallel_for(n, grain, [&](std::int64_t j0, std::int64_t j1) {
-            if (isa == simd::isa::avx512) avx512_dot_columns(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
-            else avx2_dot_columns(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
-        });
-        return true;
-    }
-    return false;
-}
-
-#else
-
-template <class T>
-bool gemm_dot(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,
-              std::int64_t, T*, std::int64_t, const T*) {
-    return false;
-}
-
 #endif
+
+/// Columns [j0, j1) with the kernel of `isa` (one this CPU runs); b's column j at b + j*ldb.
+template <class T>
+void dot_columns_on(simd::isa isa, std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k,
+                    const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc,
+                    const T* bias) {
+#if DEVTENSOR_HAS_X86_KERNELS
+    if (isa == simd::isa::avx512) return avx512_dot_columns(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+    if (isa == simd::isa::avx2) return avx2_dot_columns(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+#endif
+    (void)isa;
+    portable_dot_columns(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+}
+
+/// Columns of B a thread copies contiguous at a time when they are not.
+inline constexpr std::int64_t dot_column_block = 64;
+
+/// C[m x n] = A[m x k] · B[k x n] + bias (bias may be null) in the GEMV order,
+/// with the dot kernel of `isa`, threads over the columns of C.
+template <class T>
+void gemm_dot(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
+              matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
+    static_assert(std::is_floating_point_v<T>, "gemm_dot: the GEMV order is for float and double");
+    // A's rows contiguous: copied when they are not (at most 16 rows).
+    std::vector<T> a_rows;
+    const T* a_data = a.data;
+    std::int64_t lda = a.row;
+    if (a.col != 1) {
+        a_rows.resize(static_cast<std::size_t>(m * k));
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t p = 0; p < k; ++p) a_rows[static_cast<std::size_t>(i * k + p)] = a(i, p);
+        a_data = a_rows.data();
+        lda = k;
+    }
+    const std::int64_t grain = std::max<std::int64_t>(8, (1 << 18) / std::max<std::int64_t>(1, m * k));
+    detail::parallel_for(n, grain, [&](std::int64_t j0, std::int64_t j1) {
+        if (b.row == 1) return dot_columns_on(isa, m, j0, j1, k, a_data, lda, b.data, b.col, c, ldc, bias);
+        // Column j at columns + j*ld; ld one cache line past a multiple of 64 bytes, so
+        // that the block's columns do not all fall into one L1 set (4 KiB aliasing).
+        const std::int64_t ld = (k + 15) / 16 * 16 + 64 / static_cast<std::int64_t>(sizeof(T));
+        T* const columns = scratch<T>(2, static_cast<std::size_t>(dot_column_block * ld));
+        for (std::int64_t jb = j0; jb < j1; jb += dot_column_block) {
+            const std::int64_t w = std::min(dot_column_block, j1 - jb);
+            // In tiles of 64 k: the tile's rows of B stay in cache while each column is written.
+            for (std::int64_t p0 = 0; p0 < k; p0 += 64) {
+                const std::int64_t p1 = std::min(k, p0 + 64);
+                for (std::int64_t j = 0; j < w; ++j)
+                    for (std::int64_t p = p0; p < p1; ++p) columns[j * ld + p] = b(p, jb + j);
+            }
+            dot_columns_on(isa, m, std::int64_t{0}, w, k, a_data, lda, columns, ld, c + jb, ldc,
+                           bias ? bias + jb : nullptr);
+        }
+    });
+}
 
 DEVTENSOR_END_TU_NAMESPACE
 

@@ -1,11 +1,14 @@
 // The register-blocked micro-kernels of the CPU GEMM and their blocking: an
 // MR x NR tile of C (NR = two vector registers) accumulated over packed panels
 // of A (MR wide, k-major) and B (NR wide, k-major). The vector tiles are
-// gemm_tile in isa_kernels.inl; the portable kernel is the micro-tile shared
-// with the CUDA backend.
+// gemm_tile in isa_kernels.inl; the portable kernel is detail::gemm_micro_tile.
+// Every kernel follows the GEMM order of detail/gemm_order.hpp: each element
+// one fma chain over k, continued from C across kc blocks (`resume`), so the
+// blocking (kc, mc, nc: cache sizes) is free to differ between ISAs.
 #pragma once
 
 #include <devtensor/backend/cpu/isa_kernels.hpp>
+#include <devtensor/detail/gemm_order.hpp>  // plus_bias
 #include <devtensor/detail/gemm_tile.hpp>
 
 #include <algorithm>
@@ -16,16 +19,24 @@ namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Writes the h x w part of a computed tile into C: C += tile, or C = tile (+ bias).
+/// Copies the h x w part of C at `c` into a tile (the rest zero): the partial
+/// sums a later kc block continues.
+template <std::size_t MR, std::size_t NR, class T>
+void load_tile(T (&tile)[MR][NR], const T* c, std::int64_t ldc, std::int64_t h, std::int64_t w) {
+    for (std::size_t i = 0; i < MR; ++i)
+        for (std::size_t j = 0; j < NR; ++j)
+            tile[i][j] = static_cast<std::int64_t>(i) < h && static_cast<std::int64_t>(j) < w
+                             ? c[static_cast<std::int64_t>(i) * ldc + static_cast<std::int64_t>(j)]
+                             : T{};
+}
+
+/// Writes the h x w part of a tile into C: C = tile, plus bias[j] when given.
 template <std::size_t MR, std::size_t NR, class T>
 void store_tile(const T (&tile)[MR][NR], T* c, std::int64_t ldc, std::int64_t h, std::int64_t w,
-                bool accumulate, const T* bias) {
+                const T* bias) {
     for (std::int64_t i = 0; i < h; ++i) {
         T* row = c + i * ldc;
-        for (std::int64_t j = 0; j < w; ++j) {
-            if (accumulate) row[j] += tile[i][j];
-            else row[j] = bias ? static_cast<T>(tile[i][j] + bias[j]) : tile[i][j];
-        }
+        for (std::int64_t j = 0; j < w; ++j) row[j] = detail::plus_bias(tile[i][j], bias, j);
     }
 }
 
@@ -36,12 +47,14 @@ struct portable_kernel {
     static constexpr int nr = std::clamp<int>(64 / static_cast<int>(sizeof(T)), 4, 16);
     static constexpr std::int64_t kc = 256, mc = 16 * mr, nc = 128 * nr;
 
-    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool accumulate, const T* bias) {
+    /// C's tile = the chains over kc more steps, from C (`resume`) or from zero, + bias if given.
+    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume,
+                     const T* bias) {
         T acc[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)] = {};
+        if (resume) load_tile(acc, c, ldc, mr, nr);
         detail::gemm_micro_tile<mr, nr>(kc_, a, std::int64_t{mr}, std::int64_t{1}, b, std::int64_t{nr},
                                         std::int64_t{1}, acc);
-        store_tile(acc, c, ldc, mr, nr, accumulate, bias);
+        store_tile(acc, c, ldc, mr, nr, bias);
     }
 };
 
@@ -53,8 +66,8 @@ struct avx2_kernel {
     static constexpr int mr = 6, nr = 2 * simd::vec<T, simd::isa::avx2>::lanes;
     static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool accumulate, const T* bias) {
-        avx2::gemm_tile<mr>(kc_, a, b, c, ldc, accumulate, bias);
+                     bool resume, const T* bias) {
+        avx2::gemm_tile<mr>(kc_, a, b, c, ldc, resume, bias);
     }
 };
 
@@ -64,8 +77,8 @@ struct avx512_kernel {
     static constexpr int mr = 14, nr = 2 * simd::vec<T, simd::isa::avx512>::lanes;
     static constexpr std::int64_t kc = 384, mc = 20 * mr, nc = 128 * nr;  // tuned on Sapphire Rapids
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool accumulate, const T* bias) {
-        avx512::gemm_tile<mr>(kc_, a, b, c, ldc, accumulate, bias);
+                     bool resume, const T* bias) {
+        avx512::gemm_tile<mr>(kc_, a, b, c, ldc, resume, bias);
     }
 };
 

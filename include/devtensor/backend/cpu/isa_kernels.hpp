@@ -5,6 +5,7 @@
 
 #include <devtensor/backend/cpu/random_simd.hpp>  // philox_ops
 #include <devtensor/backend/cpu/simd.hpp>         // vec, DEVTENSOR_UNROLL
+#include <devtensor/detail/gemm_order.hpp>        // gemv_chains, fold_chains, plus_bias
 
 #include <cstddef>
 #include <cstdint>

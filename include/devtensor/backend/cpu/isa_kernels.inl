@@ -7,16 +7,26 @@
 // No include guard: included once per ISA, by isa_kernels.hpp only.
 
 /// The GEMM micro-kernel: an MR x NR tile of C (NR = two registers) from packed
-/// panels, sum over k < kc of a[k*MR + i] * b[k*NR + j]; then C += that
-/// (`accumulate`, a later kc block) or C = that + bias[j].
+/// panels, each element one fma chain over k < kc of a[k*MR + i] * b[k*NR + j]
+/// (the GEMM order of detail/gemm_order.hpp, vectorised across j): started
+/// from zero, or continued from C's partial sums (`resume`, a later kc block);
+/// then C = the chain, plus bias[j] when `bias` is given (the last kc block).
 template <int MR, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_tile(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
-                                      bool accumulate, const T* bias) {
+                                      bool resume, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
     typename V::type acc[static_cast<std::size_t>(MR)][2];
-    DEVTENSOR_UNROLL(16)
-    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
+    if (resume) {
+        DEVTENSOR_UNROLL(16)
+        for (int i = 0; i < MR; ++i) {
+            acc[i][0] = V::load(c + i * ldc);
+            acc[i][1] = V::load(c + i * ldc + lanes);
+        }
+    } else {
+        DEVTENSOR_UNROLL(16)
+        for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
+    }
     DEVTENSOR_UNROLL(2)
     for (std::int64_t k = 0; k < kc; ++k) {
         const auto b0 = V::load(b), b1 = V::load(b + lanes);
@@ -29,45 +39,82 @@ DEVTENSOR_ISA_FUNCTION void gemm_tile(std::int64_t kc, const T* a, const T* b, T
         a += MR;
         b += nr;
     }
-    const bool add_bias = !accumulate && bias != nullptr;
-    const auto bias0 = add_bias ? V::load(bias) : V::zero();
-    const auto bias1 = add_bias ? V::load(bias + lanes) : V::zero();
+    if (bias) {
+        const auto bias0 = V::load(bias), bias1 = V::load(bias + lanes);
+        DEVTENSOR_UNROLL(16)
+        for (int i = 0; i < MR; ++i) {
+            acc[i][0] = V::add(acc[i][0], bias0);
+            acc[i][1] = V::add(acc[i][1], bias1);
+        }
+    }
     DEVTENSOR_UNROLL(16)
     for (int i = 0; i < MR; ++i) {
-        T* row = c + i * ldc;
-        V::store(row, V::add(acc[i][0], accumulate ? V::load(row) : bias0));
-        V::store(row + lanes, V::add(acc[i][1], accumulate ? V::load(row + lanes) : bias1));
+        V::store(c + i * ldc, acc[i][0]);
+        V::store(c + i * ldc + lanes, acc[i][1]);
     }
 }
 
+/// Registers of V holding the gemv_chains<T> chains of one dot product.
+template <class T>
+inline constexpr int dot_registers = detail::gemv_chains<T> / simd::vec<T, DEVTENSOR_ISA>::lanes;
+
+/// One step of dot_block: elements [p, p + L) of MB rows of A and NB columns of B
+/// into the chains (chain l of register r takes element p + r*lanes + l).
+template <int MB, int NB, class T>
+DEVTENSOR_ISA_FUNCTION void dot_step(
+    const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+    typename simd::vec<T, DEVTENSOR_ISA>::type (&acc)[static_cast<std::size_t>(MB)][static_cast<std::size_t>(NB)]
+                                                     [static_cast<std::size_t>(dot_registers<T>)]) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    constexpr int R = dot_registers<T>;
+    typename V::type bv[static_cast<std::size_t>(NB)][static_cast<std::size_t>(R)];
+    DEVTENSOR_UNROLL(8)
+    for (int j = 0; j < NB; ++j)
+        DEVTENSOR_UNROLL(2)
+        for (int r = 0; r < R; ++r) bv[j][r] = V::load(b + j * ldb + r * V::lanes);
+    DEVTENSOR_UNROLL(8)
+    for (int i = 0; i < MB; ++i)
+        DEVTENSOR_UNROLL(2)
+        for (int r = 0; r < R; ++r) {
+            const auto av = V::load(a + i * lda + r * V::lanes);
+            DEVTENSOR_UNROLL(8)
+            for (int j = 0; j < NB; ++j) acc[i][j][r] = V::fma(av, bv[j][r], acc[i][j][r]);
+        }
+}
+
 /// C[i][j] = sum over p < k of a[i*lda + p] * b[j*ldb + p] (+ bias[j]) for an
-/// MB x NB block of dot products, MB*NB registers summed across lanes at the end.
+/// MB x NB block of dot products in the GEMV order of detail/gemm_order.hpp:
+/// gemv_chains<T> interleaved chains per dot (one AVX-512 register, two AVX2
+/// ones), the last partial step from zero-padded copies, the chains folded
+/// pairwise, then the bias.
 template <int MB, int NB, class T>
 DEVTENSOR_ISA_FUNCTION void dot_block(std::int64_t k, const T* a, std::int64_t lda, const T* b,
                                       std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
-    typename V::type acc[static_cast<std::size_t>(MB)][static_cast<std::size_t>(NB)];
+    constexpr int L = detail::gemv_chains<T>, R = dot_registers<T>;
+    typename V::type acc[static_cast<std::size_t>(MB)][static_cast<std::size_t>(NB)][static_cast<std::size_t>(R)];
     DEVTENSOR_UNROLL(8)
     for (int i = 0; i < MB; ++i)
         DEVTENSOR_UNROLL(8)
-        for (int j = 0; j < NB; ++j) acc[i][j] = V::zero();
-    std::int64_t p = 0;
-    for (; p + V::lanes <= k; p += V::lanes) {
-        typename V::type bv[static_cast<std::size_t>(NB)];
-        DEVTENSOR_UNROLL(8)
-        for (int j = 0; j < NB; ++j) bv[j] = V::load(b + j * ldb + p);
-        DEVTENSOR_UNROLL(8)
-        for (int i = 0; i < MB; ++i) {
-            const auto av = V::load(a + i * lda + p);
-            DEVTENSOR_UNROLL(8)
-            for (int j = 0; j < NB; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
-        }
+        for (int j = 0; j < NB; ++j)
+            DEVTENSOR_UNROLL(2)
+            for (int r = 0; r < R; ++r) acc[i][j][r] = V::zero();
+    const std::int64_t whole = k / L * L;
+    for (std::int64_t p = 0; p < whole; p += L) dot_step<MB, NB>(a + p, lda, b + p, ldb, acc);
+    if (whole < k) {  // the tail, zero-padded to a whole step
+        alignas(64) T at[static_cast<std::size_t>(MB)][static_cast<std::size_t>(L)] = {};
+        alignas(64) T bt[static_cast<std::size_t>(NB)][static_cast<std::size_t>(L)] = {};
+        for (int i = 0; i < MB; ++i)
+            for (std::int64_t q = whole; q < k; ++q) at[i][q - whole] = a[i * lda + q];
+        for (int j = 0; j < NB; ++j)
+            for (std::int64_t q = whole; q < k; ++q) bt[j][q - whole] = b[j * ldb + q];
+        dot_step<MB, NB>(&at[0][0], std::int64_t{L}, &bt[0][0], std::int64_t{L}, acc);
     }
     for (int i = 0; i < MB; ++i)
         for (int j = 0; j < NB; ++j) {
-            T s = V::sum(acc[i][j]);
-            for (std::int64_t q = p; q < k; ++q) s += a[i * lda + q] * b[j * ldb + q];
-            c[i * ldc + j] = bias ? static_cast<T>(s + bias[j]) : s;
+            alignas(64) T chains[static_cast<std::size_t>(L)];
+            for (int r = 0; r < R; ++r) V::store(chains + r * V::lanes, acc[i][j][r]);
+            c[i * ldc + j] = detail::plus_bias(detail::fold_chains(chains), bias, j);
         }
 }
 

@@ -87,11 +87,6 @@ struct vec<float, isa::avx2> {
     DEVTENSOR_AVX2 static type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
     DEVTENSOR_AVX2 static type add(type a, type b) { return _mm256_add_ps(a, b); }
     DEVTENSOR_AVX2 static void store(float* p, type v) { _mm256_storeu_ps(p, v); }
-    DEVTENSOR_AVX2 static float sum(type v) {
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        s = _mm_hadd_ps(s, s);
-        return _mm_cvtss_f32(_mm_hadd_ps(s, s));
-    }
 };
 
 template <>
@@ -104,10 +99,6 @@ struct vec<double, isa::avx2> {
     DEVTENSOR_AVX2 static type fma(type a, type b, type c) { return _mm256_fmadd_pd(a, b, c); }
     DEVTENSOR_AVX2 static type add(type a, type b) { return _mm256_add_pd(a, b); }
     DEVTENSOR_AVX2 static void store(double* p, type v) { _mm256_storeu_pd(p, v); }
-    DEVTENSOR_AVX2 static double sum(type v) {
-        const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-        return _mm_cvtsd_f64(_mm_hadd_pd(s, s));
-    }
 };
 
 template <>
@@ -120,14 +111,6 @@ struct vec<float, isa::avx512> {
     DEVTENSOR_AVX512 static type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
     DEVTENSOR_AVX512 static type add(type a, type b) { return _mm512_add_ps(a, b); }
     DEVTENSOR_AVX512 static void store(float* p, type v) { _mm512_storeu_ps(p, v); }
-    // Through memory: GCC 12's 512-bit extracts (and _mm512_reduce_add_ps) warn of uninitialised values.
-    DEVTENSOR_AVX512 static float sum(type v) {
-        alignas(64) float lane[16];
-        _mm512_store_ps(lane, v);
-        for (int width = 8; width > 0; width /= 2)
-            for (int i = 0; i < width; ++i) lane[i] += lane[i + width];
-        return lane[0];
-    }
 };
 
 template <>
@@ -140,13 +123,6 @@ struct vec<double, isa::avx512> {
     DEVTENSOR_AVX512 static type fma(type a, type b, type c) { return _mm512_fmadd_pd(a, b, c); }
     DEVTENSOR_AVX512 static type add(type a, type b) { return _mm512_add_pd(a, b); }
     DEVTENSOR_AVX512 static void store(double* p, type v) { _mm512_storeu_pd(p, v); }
-    DEVTENSOR_AVX512 static double sum(type v) {
-        alignas(64) double lane[8];
-        _mm512_store_pd(lane, v);
-        for (int width = 4; width > 0; width /= 2)
-            for (int i = 0; i < width; ++i) lane[i] += lane[i + width];
-        return lane[0];
-    }
 };
 
 #else

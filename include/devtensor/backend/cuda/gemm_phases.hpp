@@ -1,10 +1,15 @@
 // Bodies of the CUDA GEMM kernel (C = A·B + bias) as phase functions: a block
 // tile of C in registers, its A and B panels double-buffered in shared memory
-// by cp.async, bias fused into the store. tests/test_cuda_emulator.cpp runs the
-// phases in the kernel's order over every block and thread of a simulated grid.
+// by cp.async, bias fused into the store; and of the small-batch GEMV kernel.
+// Both sum in the order of detail/gemm_order.hpp, as the CPU does, through
+// detail::fma and detail::add (nothing left for nvcc to contract).
+// tests/test_cuda_emulator.cpp runs the phases in the kernels' order over every
+// block and thread of a simulated grid.
 #pragma once
 
 #include <devtensor/backend/cuda/access.hpp>
+#include <devtensor/detail/arith.hpp>       // fma, add
+#include <devtensor/detail/gemm_order.hpp>  // the order, plus_bias
 
 #include <cstdint>
 
@@ -133,36 +138,56 @@ DEVTENSOR_HOST_DEVICE inline int gemm_tile_index(int sub, int e, int pos, int co
     return sub * count * 4 + pos * 4 + e;
 }
 
-/// Thread `t` accumulates one stage's BK rank-1 updates into its register tile.
+/// k rows of stage `step` that lie inside the matrix: BK but in the last stage.
+template <class S>
+DEVTENSOR_HOST_DEVICE inline int gemm_stage_depth(std::int64_t k, std::int64_t step) {
+    const std::int64_t left = k - step * S::bk;
+    return left < S::bk ? static_cast<int>(left) : S::bk;
+}
+
+/// Row kk of a stage as one rank-1 update of the thread's register tile: each
+/// element's chain continues with one fma (the GEMM order).
 template <class S, class T>
-DEVTENSOR_HOST_DEVICE inline void gemm_compute_phase(int t, const T* stage, T (&acc)[S::tm][S::tn]) {
+DEVTENSOR_HOST_DEVICE inline void gemm_rank1(int ty, int tx, const T* as, const T* bs, int kk,
+                                             T (&acc)[S::tm][S::tn]) {
+    T a[S::tm], b[S::tn];
+    DEVTENSOR_DEVICE_UNROLL
+    for (int i = 0; i < S::tm / 4; ++i) {
+        const auto v = load_pack<4>(as + kk * S::lda + gemm_tile_index(i, 0, ty, S::threads_m));
+        for (int e = 0; e < 4; ++e) a[4 * i + e] = v.v[e];
+    }
+    DEVTENSOR_DEVICE_UNROLL
+    for (int j = 0; j < S::tn / 4; ++j) {
+        const auto v = load_pack<4>(bs + kk * S::ldb + gemm_tile_index(j, 0, tx, S::threads_n));
+        for (int e = 0; e < 4; ++e) b[4 * j + e] = v.v[e];
+    }
+    DEVTENSOR_DEVICE_UNROLL
+    for (int i = 0; i < S::tm; ++i)
+        DEVTENSOR_DEVICE_UNROLL
+        for (int j = 0; j < S::tn; ++j) acc[i][j] = detail::fma(a[i], b[j], acc[i][j]);
+}
+
+/// Thread `t` continues its register tile's chains over the first `depth` rows of
+/// one stage (gemm_stage_depth): the zero padding past k is never summed, so the
+/// chains are the CPU's to the bit (fma(0, 0, -0) would be +0).
+template <class S, class T>
+DEVTENSOR_HOST_DEVICE inline void gemm_compute_phase(int t, const T* stage, T (&acc)[S::tm][S::tn],
+                                                     int depth = S::bk) {
     const int ty = t / S::threads_n, tx = t % S::threads_n;
     const T* as = stage;
     const T* bs = stage + S::bk * S::lda;
-    DEVTENSOR_DEVICE_UNROLL
-    for (int k = 0; k < S::bk; ++k) {
-        T a[S::tm], b[S::tn];
+    if (depth == S::bk) {
         DEVTENSOR_DEVICE_UNROLL
-        for (int i = 0; i < S::tm / 4; ++i) {
-            const auto v = load_pack<4>(as + k * S::lda + gemm_tile_index(i, 0, ty, S::threads_m));
-            for (int e = 0; e < 4; ++e) a[4 * i + e] = v.v[e];
-        }
-        DEVTENSOR_DEVICE_UNROLL
-        for (int j = 0; j < S::tn / 4; ++j) {
-            const auto v = load_pack<4>(bs + k * S::ldb + gemm_tile_index(j, 0, tx, S::threads_n));
-            for (int e = 0; e < 4; ++e) b[4 * j + e] = v.v[e];
-        }
-        DEVTENSOR_DEVICE_UNROLL
-        for (int i = 0; i < S::tm; ++i)
-            DEVTENSOR_DEVICE_UNROLL
-            for (int j = 0; j < S::tn; ++j) acc[i][j] += a[i] * b[j];
+        for (int kk = 0; kk < S::bk; ++kk) gemm_rank1<S>(ty, tx, as, bs, kk, acc);
+    } else {
+        for (int kk = 0; kk < depth; ++kk) gemm_rank1<S>(ty, tx, as, bs, kk, acc);
     }
 }
 
-/// C's element in column `col`: the sum plus the bias, if any.
+/// C's element in column `col`: the sum, then the bias (the last addition of the order).
 template <class T>
 DEVTENSOR_HOST_DEVICE inline T plus_bias(const gemm_params<T>& p, T sum, std::int64_t col) {
-    return p.bias ? static_cast<T>(sum + p.bias[col]) : sum;
+    return detail::plus_bias(sum, p.bias, col);
 }
 
 /// Thread `t` writes its register tile plus the bias to C, inside the matrix
@@ -194,22 +219,39 @@ DEVTENSOR_HOST_DEVICE inline void gemm_store_phase(const gemm_params<T>& p, std:
     }
 }
 
-// ---- small batches: linear with m <= 16 reads the weight once, as a GEMV ----------------------
+// ---- small batches: m <= 16 in the GEMV order, the weight read once -----------------------------
 
-/// Each warp computes `rows` output features (4 fp32, 2 fp64) for every batch row (at most M);
-/// its lanes share k, 16 bytes at a time. The batch rows are staged in shared
-/// memory `kc` elements of k at a time (16 KiB x M / 8).
+/// The GEMV order's gemv_chains<T> chains of one dot product (16 fp32, 8 fp64) live in a
+/// quad of 4 lanes, `width` consecutive chains (one 16-byte pack) each: lane q of the quad
+/// takes elements p0 + q*width + e of every step p0 = 0, L, 2L, ... Each quad owns one
+/// output feature (column of C) for every batch row (at most M); a chunk of `kc`
+/// elements of k is `steps` steps, the batch rows staged for it in shared memory
+/// (M x 1 KiB or 512 B), the weights in registers one chunk ahead. (The chunks are
+/// a schedule only: each chain runs on over k whatever their size.)
 template <class T, int M>
 struct gemv_tile {
-    static constexpr int m = M, rows = 16 / static_cast<int>(sizeof(T)), warps = 4, lanes = 32;
-    static constexpr int threads = warps * lanes, features = warps * rows;  // per block
-    static constexpr int width = pack16<T>;  // elements per 16-byte access
-    static constexpr int kc = 2048 / static_cast<int>(sizeof(T));
-    static constexpr int packs_per_lane = kc / (lanes * width);
+    static constexpr int m = M, warps = 4, lanes = 32, threads = warps * lanes;
+    static constexpr int width = pack16<T>;                      // chains per lane
+    static constexpr int chains = detail::gemv_chains<T>;        // per dot product
+    static constexpr int quad = chains / width;                  // lanes per dot product
+    static constexpr int features = threads / quad;              // per block
+    static constexpr int steps = M > 4 ? 8 : 16;                 // per chunk: registers allow
+    static constexpr int kc = steps * chains;                    // elements of k per chunk
+    static_assert(quad == 4, "gemv_tile: the fold below crosses lanes twice (xor 2, xor 1)");
 };
 
-/// Most batch rows the GEMV path takes.
-inline constexpr int gemv_max_batch = 16;
+/// Most batch rows the GEMV kernel takes: the rows of the GEMV order.
+inline constexpr int gemv_max_batch = static_cast<int>(detail::gemv_order_max_rows);
+
+/// The quad (output feature within the block) and the lane within it of thread `t`.
+template <class G>
+DEVTENSOR_HOST_DEVICE inline int gemv_quad(int t) {
+    return t / G::quad;
+}
+template <class G>
+DEVTENSOR_HOST_DEVICE inline int gemv_quad_lane(int t) {
+    return t % G::quad;
+}
 
 /// Elements [k0, k0 + L) of a row whose elements are `stride` apart, zero from k on.
 template <int L, class T>
@@ -243,41 +285,66 @@ DEVTENSOR_HOST_DEVICE inline void gemv_stage_phase(const gemm_params<T>& p, std:
     }
 }
 
-/// The weight packs lane `lane` needs for a chunk, one per (feature, step):
-/// W[feature0 + r][k0 + kk]. Loaded before the chunk is staged, so their
-/// latency overlaps the staging.
+/// The weight packs a lane needs for a chunk, one per step: W[feature][k0 + s*L + q*width + e].
+/// Loaded one chunk early, so their latency overlaps the staging and summing of the last.
 template <class G, class T>
-using gemv_weights = pack<T, G::width>[G::rows][G::packs_per_lane];
+using gemv_weights = pack<T, G::width>[G::steps];
 
 template <class G, class T>
-DEVTENSOR_HOST_DEVICE inline void gemv_weight_phase(const gemm_params<T>& p, std::int64_t feature0,
-                                                    std::int64_t k0, int lane, gemv_weights<G, T>& w) {
+DEVTENSOR_HOST_DEVICE inline void gemv_weight_phase(const gemm_params<T>& p, std::int64_t feature,
+                                                    std::int64_t k0, int quad_lane, gemv_weights<G, T>& w) {
     DEVTENSOR_DEVICE_UNROLL
-    for (int r = 0; r < G::rows; ++r)
-        DEVTENSOR_DEVICE_UNROLL
-        for (int u = 0; u < G::packs_per_lane; ++u) {
-            const std::int64_t feature = feature0 + r, kk = (u * G::lanes + lane) * G::width;
-            w[r][u] = feature < p.n ? load_row_pack<G::width>(p.b + feature * p.b_col, p.b_row, k0 + kk, p.k)
-                                    : pack<T, G::width>{};
-        }
+    for (int s = 0; s < G::steps; ++s) {
+        const std::int64_t kk = k0 + s * G::chains + quad_lane * G::width;
+        w[s] = feature < p.n ? load_row_pack<G::width>(p.b + feature * p.b_col, p.b_row, kk, p.k)
+                             : pack<T, G::width>{};
+    }
 }
 
-/// acc[r][i] += the lane's share of W[feature0 + r][chunk] · x[i][chunk].
+/// Steps of the chunk at k0 that reach into k (G::steps but in the last chunk): the
+/// order pads k to whole steps only, so no chain takes a step past that.
+template <class G>
+DEVTENSOR_HOST_DEVICE inline int gemv_chunk_steps(std::int64_t k, std::int64_t k0) {
+    const std::int64_t left = (k - k0 + G::chains - 1) / G::chains;
+    return left < G::steps ? static_cast<int>(left) : G::steps;
+}
+
+/// The lane's chains continue over the chunk's first `steps` steps: acc[i][e] is chain
+/// q*width + e of batch row i.
 template <class G, class T>
-DEVTENSOR_HOST_DEVICE inline void gemv_accumulate_phase(int lane, const gemv_weights<G, T>& w,
-                                                        const T* xs, T (&acc)[G::rows][G::m]) {
+DEVTENSOR_HOST_DEVICE inline void gemv_accumulate_phase(int quad_lane, int steps, const gemv_weights<G, T>& w,
+                                                        const T* xs, T (&acc)[G::m][G::width]) {
     DEVTENSOR_DEVICE_UNROLL
-    for (int u = 0; u < G::packs_per_lane; ++u)
+    for (int s = 0; s < G::steps; ++s) {
+        if (s >= steps) break;
         DEVTENSOR_DEVICE_UNROLL
         for (int i = 0; i < G::m; ++i) {
-            const auto x = load_pack<G::width>(xs + i * G::kc + (u * G::lanes + lane) * G::width);
+            const auto x = load_pack<G::width>(xs + i * G::kc + s * G::chains + quad_lane * G::width);
             DEVTENSOR_DEVICE_UNROLL
-            for (int r = 0; r < G::rows; ++r)
-                for (int e = 0; e < G::width; ++e) acc[r][i] += w[r][u].v[e] * x.v[e];
+            for (int e = 0; e < G::width; ++e) acc[i][e] = detail::fma(x.v[e], w[s].v[e], acc[i][e]);
         }
+    }
 }
 
-/// Writes C[i][feature] = sum + bias (the warp's lanes already summed).
+/// One cross-lane halving of the fold: `mine` (this lane's chains) and `theirs` (the
+/// chains of the lane `mask` away in the quad), lower chains first:
+/// c[i] = c[i] + c[i + w] with w = width * mask. Both lanes get the same sums.
+template <class G, class T>
+DEVTENSOR_HOST_DEVICE inline void gemv_fold_across(int quad_lane, int mask, T (&mine)[G::width],
+                                                   const T (&theirs)[G::width]) {
+    const bool upper = (quad_lane & mask) != 0;
+    DEVTENSOR_DEVICE_UNROLL
+    for (int e = 0; e < G::width; ++e)
+        mine[e] = upper ? detail::add(theirs[e], mine[e]) : detail::add(mine[e], theirs[e]);
+}
+
+/// The rest of the fold, within the lane (after the halvings with masks 2 and 1): the dot product.
+template <class G, class T>
+DEVTENSOR_HOST_DEVICE inline T gemv_fold_within(T (&c)[G::width]) {
+    return detail::fold_chains(c);
+}
+
+/// Writes C[i][feature] = sum + bias.
 template <class T>
 DEVTENSOR_HOST_DEVICE inline void gemv_store(const gemm_params<T>& p, std::int64_t feature,
                                              std::int64_t i, T sum) {

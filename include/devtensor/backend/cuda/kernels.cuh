@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(S::threads, 2) gemm_kernel(gemm_params<T> p, s
         async_commit();
         async_wait<1>();  // this thread's copies of `step` have landed ...
         __syncthreads();  // ... and everyone's
-        gemm_compute_phase<S>(t, smem + step % 2 * S::stage, acc);
+        gemm_compute_phase<S>(t, smem + step % 2 * S::stage, acc, gemm_stage_depth<S>(p.k, step));
         __syncthreads();
     }
     gemm_store_phase<S>(p, tile_m, tile_n, t, acc);
@@ -107,41 +107,45 @@ __global__ void __launch_bounds__(S::threads, 2) gemm_kernel(gemm_params<T> p, s
 /// One chunk of gemv_kernel: the next chunk's weights are requested first, so
 /// two chunks' loads are in flight while this one is staged and summed.
 template <class G, class T>
-__device__ void gemv_chunk(const gemm_params<T>& p, std::int64_t feature0, std::int64_t k0, int t,
+__device__ void gemv_chunk(const gemm_params<T>& p, std::int64_t feature, std::int64_t k0, int t,
                            T* xs, const gemv_weights<G, T>& current, gemv_weights<G, T>& next,
-                           T (&acc)[G::rows][G::m]) {
-    const int lane = t % G::lanes;
-    if (k0 + G::kc < p.k) gemv_weight_phase<G>(p, feature0, k0 + G::kc, lane, next);
+                           T (&acc)[G::m][G::width]) {
+    const int q = gemv_quad_lane<G>(t);
+    if (k0 + G::kc < p.k) gemv_weight_phase<G>(p, feature, k0 + G::kc, q, next);
     __syncthreads();  // the previous chunk is consumed
     gemv_stage_phase<G>(p, k0, t, xs);
     async_commit();
     async_wait<0>();
     __syncthreads();
-    gemv_accumulate_phase<G>(lane, current, xs, acc);
+    gemv_accumulate_phase<G>(q, gemv_chunk_steps<G>(p.k, k0), current, xs, acc);
 }
 
-/// linear for m <= G::m: each warp owns G::rows output features.
+/// C for m <= G::m in the GEMV order: each quad of lanes owns one output feature.
 template <class G, class T>
 __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
     __shared__ alignas(16) T xs[G::m * G::kc];
-    const int t = static_cast<int>(threadIdx.x), lane = t % G::lanes;
-    const std::int64_t feature0 = std::int64_t{blockIdx.x} * G::features + t / G::lanes * G::rows;
-    T acc[G::rows][G::m] = {};
+    const int t = static_cast<int>(threadIdx.x), q = gemv_quad_lane<G>(t);
+    const std::int64_t feature = std::int64_t{blockIdx.x} * G::features + gemv_quad<G>(t);
+    T acc[G::m][G::width] = {};
     gemv_weights<G, T> even, odd;  // two named buffers: an index would put them in local memory
-    if (p.k > 0) gemv_weight_phase<G>(p, feature0, 0, lane, even);
+    if (p.k > 0) gemv_weight_phase<G>(p, feature, 0, q, even);
     for (std::int64_t k0 = 0; k0 < p.k; k0 += 2 * G::kc) {
-        gemv_chunk<G>(p, feature0, k0, t, xs, even, odd, acc);
-        if (k0 + G::kc < p.k) gemv_chunk<G>(p, feature0, k0 + G::kc, t, xs, odd, even, acc);
+        gemv_chunk<G>(p, feature, k0, t, xs, even, odd, acc);
+        if (k0 + G::kc < p.k) gemv_chunk<G>(p, feature, k0 + G::kc, t, xs, odd, even, acc);
     }
+    // The fold of the order: two halvings across the quad's lanes (shuffles), then within the lane.
     DEVTENSOR_DEVICE_UNROLL  // acc is indexed by constants only: it stays in registers
-    for (int r = 0; r < G::rows; ++r)
+    for (int i = 0; i < G::m; ++i) {
         DEVTENSOR_DEVICE_UNROLL
-        for (int i = 0; i < G::m; ++i) {
-            T sum = acc[r][i];
-            for (int offset = G::lanes / 2; offset > 0; offset /= 2)
-                sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-            if (lane == (r * G::m + i) % G::lanes) gemv_store(p, feature0 + r, i, sum);
+        for (int mask = 2; mask > 0; mask /= 2) {
+            T theirs[G::width];
+            DEVTENSOR_DEVICE_UNROLL
+            for (int e = 0; e < G::width; ++e) theirs[e] = __shfl_xor_sync(0xffffffffu, acc[i][e], mask);
+            gemv_fold_across<G>(q, mask, acc[i], theirs);
         }
+        const T sum = gemv_fold_within<G>(acc[i]);
+        if (i % G::quad == q) gemv_store(p, feature, i, sum);
+    }
 }
 
 // ---- launchers -------------------------------------------------------------------------

@@ -43,18 +43,19 @@ inline bool index_fits_int32(std::int64_t n, std::int64_t blocks) {
 }
 
 enum class gemm_kernel_choice {
-    gemv_batch_4,   // linear, m <= 4: gemv_tile<T, 4>
-    gemv_batch_16,  // linear, m <= 16: gemv_tile<T, gemv_max_batch>
+    gemv_batch_4,   // m <= 4: gemv_tile<T, 4>
+    gemv_batch_16,  // m <= 16: gemv_tile<T, gemv_max_batch>
     tile_large,     // fp32 with a block of 128 x 128 for every multiprocessor
     tile_small,     // everything else
 };
 
-/// Linear with a small batch (weight k-contiguous) reads the weight once as a
-/// GEMV; fp32 takes the large tile when that still fills the device; fp64 never
-/// does (its large tile would not fit in 48 KiB of static shared memory).
+/// A small batch (m <= 16) sums in the GEMV order (detail/gemm_order.hpp), so it
+/// takes the GEMV kernel whatever B's layout (linear's weight is read once, k
+/// contiguous); fp32 takes the large tile when that still fills the device; fp64
+/// never does (its large tile would not fit in 48 KiB of static shared memory).
 template <class T>
 gemm_kernel_choice choose_gemm(const gemm_params<T>& p, const device_shape& d) {
-    if (p.m <= gemv_max_batch && p.b_row == 1)
+    if (detail::uses_gemv_order(p.m, p.n, p.k))
         return p.m <= 4 ? gemm_kernel_choice::gemv_batch_4 : gemm_kernel_choice::gemv_batch_16;
     using L = gemm_tile_large;
     const std::int64_t large_tiles = (p.m + L::bm - 1) / L::bm * ((p.n + L::bn - 1) / L::bn);

@@ -1,0 +1,230 @@
+// DESIGN §15, the determinism contract, for matmul, linear and rand: the same
+// bits at 1, 2 and 7 CPU threads, on every ISA path this CPU has (each called
+// directly), from the CUDA kernels (run by the block emulator), and from a plain
+// loop written here that follows the order detail/gemm_order.hpp documents:
+//  - m > 16: one fma chain over all of k in order, then + bias;
+//  - m <= 16: L = 64 / sizeof(T) interleaved fma chains (chain l takes p = l mod L,
+//    k zero-padded to a multiple of L), folded c[i] += c[i + w] for w = L/2 .. 1,
+//    then + bias.
+#include "cuda_emulator.hpp"  // emulate_launch
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+namespace cpu = dt::backend_cpu;
+namespace cu = dt::backend_cuda;
+
+/// The documented order, element by element, with std::fma: the reference.
+template <class T>
+std::vector<T> plain_loop(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, const T* b,
+                          std::int64_t b_row, std::int64_t b_col, const T* bias) {
+    std::vector<T> c(static_cast<std::size_t>(m * n));
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            const auto av = [&](std::int64_t p) { return a[i * k + p]; };
+            const auto bv = [&](std::int64_t p) { return b[p * b_row + j * b_col]; };
+            T sum{};
+            if (m <= 16) {
+                constexpr int L = 64 / static_cast<int>(sizeof(T));
+                T chain[L] = {};
+                for (std::int64_t p0 = 0; p0 < k; p0 += L)
+                    for (int l = 0; l < L; ++l)
+                        chain[l] = p0 + l < k ? std::fma(av(p0 + l), bv(p0 + l), chain[l]) : std::fma(T{}, T{}, chain[l]);
+                for (int w = L / 2; w > 0; w /= 2)
+                    for (int l = 0; l < w; ++l) chain[l] = chain[l] + chain[l + w];
+                sum = chain[0];
+            } else {
+                for (std::int64_t p = 0; p < k; ++p) sum = std::fma(av(p), bv(p), sum);
+            }
+            c[static_cast<std::size_t>(i * n + j)] = bias ? sum + bias[j] : sum;
+        }
+    return c;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+/// The first element whose bits differ, for the failure message.
+template <class T>
+std::string first_difference(const std::vector<T>& got, const std::vector<T>& expected) {
+    for (std::size_t i = 0; i < got.size() && i < expected.size(); ++i)
+        if (std::memcmp(&got[i], &expected[i], sizeof(T)) != 0)
+            return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs " + std::to_string(expected[i]);
+    return got.size() == expected.size() ? "none" : "sizes differ";
+}
+
+#define REQUIRE_SAME_BITS(got, expected)                         \
+    do {                                                         \
+        INFO("first difference: ", first_difference(got, expected)); \
+        REQUIRE(same_bits(got, expected));                       \
+    } while (0)
+
+struct mnk {
+    std::int64_t m, n, k;
+};
+
+// GEMM shapes (k across the AVX2 and AVX-512 cache blocks of 256 and 384, enough work
+// to split over 7 threads), odd shapes, and GEMV shapes (m <= 16) up to k = 5000.
+const std::vector<mnk> shapes = {
+    {64, 96, 300}, {7, 1000, 513}, {200, 300, 700}, {40, 50, 1000}, {17, 33, 385},
+    {1, 1, 1},     {1, 2, 3},      {2, 3, 1},       {3, 3, 3},      {3, 1, 2},     {5, 4, 0},
+    {1, 300, 5000}, {4, 129, 4097}, {16, 70, 1000}, {1, 33, 17},    {4, 7, 15},    {16, 20, 16}};
+
+class saved_threads {
+    int saved_ = dt::get_num_threads();
+
+public:
+    ~saved_threads() { dt::set_num_threads(saved_); }
+};
+
+/// The ISA paths this CPU runs; the others are named in a MESSAGE.
+std::vector<cpu::simd::isa> isa_paths() {
+    std::vector<cpu::simd::isa> paths = {cpu::simd::isa::portable};
+#if DEVTENSOR_HAS_X86_KERNELS
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) paths.push_back(cpu::simd::isa::avx2);
+    else MESSAGE("this CPU has no AVX2+FMA: that path is not checked here");
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) paths.push_back(cpu::simd::isa::avx512);
+    else MESSAGE("this CPU has no AVX-512F: that path is not checked here");
+#else
+    MESSAGE("no x86 vector kernels in this build: the portable path only");
+#endif
+    return paths;
+}
+
+const char* name_of(cpu::simd::isa isa) {
+    return isa == cpu::simd::isa::avx512 ? "avx512" : isa == cpu::simd::isa::avx2 ? "avx2" : "portable";
+}
+
+/// The operands of one shape: A [m, k], B [k, n] (matmul), W [n, k] (linear's weight), bias [n].
+template <class T>
+struct operands {
+    dt::tensor<T, dt::cpu_device> a, b, w, bias;
+    explicit operands(const mnk& s) {
+        dt::generator gen(static_cast<std::uint64_t>(s.m * 1009 + s.n * 31 + s.k));
+        a = signed_rand({s.m, s.k}, gen);
+        b = dt::rand<T>({s.k, s.n}, dt::cpu_device{}, gen);
+        w = signed_rand({s.n, s.k}, gen);
+        bias = dt::rand<T>({s.n}, dt::cpu_device{}, gen);
+    }
+    /// Uniform in [-0.5, 0.5): sums that cancel, where the order shows most.
+    static dt::tensor<T, dt::cpu_device> signed_rand(const dt::shape& sh, dt::generator& gen) {
+        auto t = dt::rand<T>(sh, dt::cpu_device{}, gen);
+        for (std::int64_t i = 0; i < t.numel(); ++i) t.data()[i] -= T(0.5);
+        return t;
+    }
+};
+}  // namespace
+
+TEST_CASE_TEMPLATE("matmul and linear: the same bits at 1, 2 and 7 threads as the documented order", T, float,
+                   double) {
+    saved_threads saved;
+    for (const mnk& s : shapes) {
+        CAPTURE(s.m);
+        CAPTURE(s.n);
+        CAPTURE(s.k);
+        const operands<T> o(s);
+        const auto mm = plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.b.data(), s.n, 1, nullptr);
+        const auto lin = plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.w.data(), 1, s.k, nullptr);
+        const auto lin_bias = plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.w.data(), 1, s.k, o.bias.data());
+        for (const int threads : {1, 2, 7}) {
+            CAPTURE(threads);
+            dt::set_num_threads(threads);
+            REQUIRE_SAME_BITS(dt::matmul(o.a, o.b).to_vector(), mm);
+            REQUIRE_SAME_BITS(dt::linear(o.a, o.w).to_vector(), lin);
+            REQUIRE_SAME_BITS(dt::linear(o.a, o.w, o.bias).to_vector(), lin_bias);
+        }
+    }
+}
+
+TEST_CASE_TEMPLATE("every CPU ISA path, called directly, gives the bits of the documented order", T, float,
+                   double) {
+    saved_threads saved;
+    for (const cpu::simd::isa isa : isa_paths()) {
+        CAPTURE(name_of(isa));
+        for (const mnk& s : shapes) {
+            CAPTURE(s.m);
+            CAPTURE(s.n);
+            CAPTURE(s.k);
+            const operands<T> o(s);
+            const auto mm_bias = plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.b.data(), s.n, 1, o.bias.data());
+            const auto lin = plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.w.data(), 1, s.k, nullptr);
+            for (const int threads : {1, 2, 7}) {
+                CAPTURE(threads);
+                dt::set_num_threads(threads);
+                std::vector<T> c(static_cast<std::size_t>(s.m * s.n), T(-7));
+                cpu::gemm_on<T>(isa, s.m, s.n, s.k, {o.a.data(), s.k, 1}, {o.b.data(), s.n, 1}, c.data(), s.n,
+                                o.bias.data());
+                REQUIRE_SAME_BITS(c, mm_bias);
+                cpu::gemm_on<T>(isa, s.m, s.n, s.k, {o.a.data(), s.k, 1}, {o.w.data(), 1, s.k}, c.data(), s.n,
+                                nullptr);
+                REQUIRE_SAME_BITS(c, lin);
+            }
+        }
+    }
+}
+
+TEST_CASE_TEMPLATE("the CUDA kernels (emulated) give the bits of the cpu", T, float, double) {
+    for (const mnk& s : shapes) {
+        CAPTURE(s.m);
+        CAPTURE(s.n);
+        CAPTURE(s.k);
+        const operands<T> o(s);
+        std::vector<T> c(static_cast<std::size_t>(s.m * s.n), T(-7));
+        test::emulate_launch(
+            cu::gemm_params<T>{s.m, s.n, s.k, o.a.data(), s.k, 1, o.b.data(), s.n, 1, c.data(), s.n, nullptr});
+        REQUIRE_SAME_BITS(c, dt::matmul(o.a, o.b).to_vector());
+        test::emulate_launch(cu::gemm_params<T>{s.m, s.n, s.k, o.a.data(), s.k, 1, o.w.data(), 1, s.k, c.data(),
+                                                s.n, o.bias.data()});
+        REQUIRE_SAME_BITS(c, dt::linear(o.a, o.w, o.bias).to_vector());
+    }
+}
+
+TEST_CASE("the order's corner cases: the bias last, k = 0 and -0") {
+    // bias last: (big + -big) + 1 = 1, where big + (-big + 1) = 0 in float
+    const auto of = [](std::initializer_list<float> values, dt::shape sh) {
+        dt::tensor<float, dt::cpu_device> t(sh, dt::cpu_device{});
+        std::copy(values.begin(), values.end(), t.data());
+        return t;
+    };
+    const auto x = of({1.f, 1.f}, {1, 2}), w = of({1e8f, -1e8f}, {1, 2}), b = of({1.f}, {1});
+    CHECK(dt::linear(x, w, b).to_vector() == std::vector<float>{1.f});
+    const auto x20 = of(std::initializer_list<float>{}, {20, 0});  // m > 16: the GEMM order
+    // k = 0: the empty sum is +0, and +0 + -0 is +0, in either order
+    const auto no_in = of({}, {2, 0}), minus_zero = of({-0.f, -0.f}, {2});
+    for (const float v : dt::linear(of({}, {3, 0}), no_in, minus_zero).to_vector()) CHECK_FALSE(std::signbit(v));
+    for (const float v : dt::linear(x20, no_in, minus_zero).to_vector()) CHECK_FALSE(std::signbit(v));
+    // An underflowing product makes a chain -0: the GEMM order (m > 16) keeps it, the GEMV
+    // order's fold with the other chains' +0 gives +0.
+    const auto tiny_w = of({1e-30f}, {1, 1});
+    for (const std::int64_t m : {1, 17}) {
+        dt::tensor<float, dt::cpu_device> tiny({m, 1}, dt::cpu_device{});
+        std::fill(tiny.data(), tiny.data() + m, -1e-30f);
+        for (const float v : dt::linear(tiny, tiny_w).to_vector()) {
+            CHECK(v == 0.f);
+            CHECK(std::signbit(v) == (m > 16));
+        }
+    }
+}
+
+TEST_CASE_TEMPLATE("rand gives the same bits at 1, 2 and 7 threads", T, float, double) {
+    saved_threads saved;
+    std::vector<std::vector<T>> runs;
+    for (const int threads : {1, 2, 7}) {
+        dt::set_num_threads(threads);
+        dt::generator gen(2024);
+        gen.set_offset(3);
+        runs.push_back(dt::rand<T>({(std::int64_t{1} << 20) + 5}, dt::cpu_device{}, gen).to_vector());
+        auto more = dt::rand<T>({1000, 7}, dt::cpu_device{}, gen).to_vector();  // the generator moved on alike
+        runs.back().insert(runs.back().end(), more.begin(), more.end());
+    }
+    CHECK(same_bits(runs[1], runs[0]));
+    CHECK(same_bits(runs[2], runs[0]));
+}

@@ -310,3 +310,22 @@ DEVTENSOR_GPU_TEST_CASE("gpu views, strided operands and conversions match the c
     CHECK(dt::relu(g).to_vector() == dt::relu(a).to_vector());
 }
 #endif
+
+TEST_CASE("matmul, linear and fill_uniform take strided operands") {
+    const auto a = dt::rand<float>({40, 30}), b = dt::rand<float>({30, 20}), w = dt::rand<float>({20, 30});
+    const auto bias = dt::rand<float>({40}).narrow(0, 0, 20);
+    for (const auto& [x, y] : {std::pair{a, b}, std::pair{a.t().contiguous().t(), b}, std::pair{a, b.t().contiguous().t()}}) {
+        CHECK(dt::matmul(x, y).to_vector() == dt::matmul(a, b).to_vector());
+    }
+    CHECK(dt::matmul(a.narrow(1, 5, 10), b.narrow(0, 5, 10)).to_vector() ==
+          dt::matmul(a.narrow(1, 5, 10).contiguous(), b.narrow(0, 5, 10).contiguous()).to_vector());
+    const auto want = dt::linear(a, w, bias.contiguous()).to_vector();
+    CHECK(dt::linear(a, w, bias).to_vector() == want);
+    CHECK(dt::linear(a.t().contiguous().t(), w.t().contiguous().t(), bias).to_vector() == want);
+    CHECK(dt::linear(a, w.t().contiguous().t(), bias).to_vector() == want);  // a transposed weight, read as it lies
+    auto m = dt::zeros<float>({4, 6});
+    dt::generator g1(5), g2(5);
+    dt::fill_uniform(m.narrow(1, 1, 3), g1);
+    CHECK(m.narrow(1, 1, 3).to_vector() == dt::rand<float>({4, 3}, dt::cpu_device{}, g2).to_vector());
+    CHECK(m.select(1, 0).to_vector() == std::vector<float>(4, 0.f));
+}

@@ -19,5 +19,31 @@ tensor<U, D> copy_as(const tensor<T, D>& t, const origin& made) {
     return out;
 }
 
+/// t itself when contiguous (or undefined), else a contiguous copy: for kernels
+/// that take only dense operands.
+template <class T, class D>
+tensor<T, D> dense(const tensor<T, D>& t, const origin& made) {
+    return t.is_contiguous() ? t : copy_as<T>(t, made);
+}
+
+/// A [rows, cols] matrix as the GEMM reads it: its row and column strides when it
+/// is row-major or the transpose of a row-major matrix, else a contiguous copy.
+template <class T, class D>
+struct gemm_operand {
+    tensor<T, D> held;  ///< keeps a copy alive
+    std::int64_t row, col;
+    gemm_operand(const tensor<T, D>& t, const origin& made) : held(t) {
+        const std::int64_t rows = t.shape()[0], cols = t.shape()[1];
+        if (t.is_contiguous()) {
+            row = cols, col = 1;
+        } else if (t.strides()[0] == 1 && (t.strides()[1] == rows || cols == 1)) {
+            row = 1, col = rows;
+        } else {
+            held = copy_as<T>(t, made);
+            row = cols, col = 1;
+        }
+    }
+};
+
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace devtensor::detail

@@ -5,6 +5,7 @@
 
 #include <devtensor/detail/op_checks.hpp>
 #include <devtensor/ops/matmul.hpp>  // detail::gemm_any
+#include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
 
 #include <vector>
@@ -51,10 +52,14 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     using result_device = detail::common_device_t<DX, DW>;
     tensor<TX, result_device> out(shape(dims), device_cast<result_device>(device(x.device())), {"linear", site});
     const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();
-    // B[k][n] = weight[n][k]: row stride 1, column stride in_features.
+    // Strided operands: x and the bias are made contiguous; the weight is read as it
+    // lies when it is row-major or a transposed row-major matrix.
+    const origin made{"linear", site};
+    const auto dx = detail::dense(x, made), db = detail::dense(bias, made);
+    const detail::gemm_operand<TW, DW> w(weight, made);  // B[k][n] = weight[n][k]: B's strides swap w's
     detail::gemm_any<TX>("linear", out.device(),
-                         {batch, out_features, in_features, x.data(), in_features, 1, weight.data(),
-                          1, in_features, out.data(), out_features, bias.defined() ? bias.data() : nullptr});
+                         {batch, out_features, in_features, dx.data(), in_features, 1, w.held.data(), w.col, w.row,
+                          out.data(), out_features, bias.defined() ? db.data() : nullptr});
     return out;
 }
 

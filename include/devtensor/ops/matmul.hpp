@@ -4,6 +4,7 @@
 #include <devtensor/backend/cpu/gemm.hpp>
 #include <devtensor/backend/cuda/phases.hpp>  // gemm_params, shared by both backends' entry
 #include <devtensor/detail/op_checks.hpp>
+#include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
@@ -56,8 +57,11 @@ template <class TA, class DA, class TB, class DB>
     using result_device = detail::common_device_t<DA, DB>;
     const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     tensor<TA, result_device> out({m, n}, device_cast<result_device>(device(a.device())), {"matmul", site});
+    const detail::gemm_operand<TA, DA> da(a, {"matmul", site});  // strided views: read as they lie
+    const detail::gemm_operand<TB, DB> db(b, {"matmul", site});  // when they can be, else copied
     detail::gemm_any<TA>("matmul", out.device(),
-                         {m, n, k, a.data(), k, 1, b.data(), n, 1, out.data(), n, nullptr});
+                         {m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col, out.data(), n,
+                          nullptr});
     return out;
 }
 

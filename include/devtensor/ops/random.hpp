@@ -5,6 +5,7 @@
 #include <devtensor/backend/cpu/random.hpp>
 #include <devtensor/detail/op_checks.hpp>
 #include <devtensor/random.hpp>
+#include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
@@ -114,6 +115,11 @@ template <class T, Device D>
 void fill_uniform(const tensor<T, D>& t, generator& gen) {
     DEVTENSOR_STATIC_CHECK_FLOATING("fill_uniform", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("fill_uniform", D);
+    if (t.defined() && !t.is_contiguous()) {  // a view: drawn in its element order, then copied in
+        const tensor<T, D> drawn(t.shape(), t.device(), {"fill_uniform", call_site{}});
+        detail::uniform_any("fill_uniform", drawn, gen);
+        return detail::map_out("fill_uniform", detail::copy_element{}, t, drawn);
+    }
     detail::uniform_any("fill_uniform", t, gen);
 }
 

@@ -12,7 +12,7 @@
 
 #include "bench_common.hpp"
 
-#include <devtensor/backend/cpu/transpose.hpp>  // the strided-copy kernel, until transpose(0, 1) is public
+#include <devtensor/backend/cpu/transpose.hpp>  // the kernel under transpose(0, 1).contiguous()
 #include <devtensor/devtensor.hpp>
 
 #include <chrono>
@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <immintrin.h>  // _mm_stream_ps: the transpose row's copy ceiling
@@ -310,7 +311,8 @@ TEST_CASE("transpose 8192^2 float", "[transpose]") {
     };
 
     let_workers_sleep();
-    BENCHMARK(row + "devtensor" + work) { dt::backend_cpu::transpose(src, n, dst, n, n, n); };
+    BENCHMARK(row + "devtensor" + work) { return a.t().contiguous(); };  // the public call, allocation included
+    BENCHMARK(row + "kernel" + work) { dt::backend_cpu::transpose(src, n, dst, n, n, n); };
     const float probe = dst[5 * n + 3];  // b = aᵀ: b[5, 3] = a[3, 5]
     if (probe != src[3 * n + 5]) FAIL("transpose 8192^2: b[5, 3] = " << probe << ", a[3, 5] = " << src[3 * n + 5]);
     let_workers_sleep();
@@ -319,6 +321,29 @@ TEST_CASE("transpose 8192^2 float", "[transpose]") {
     };
     let_workers_sleep();
     BENCHMARK(row + "nontemporal" + work) { chunks(stream_copy); };
+}
+
+// ---- add on strided operands, beside the same add on contiguous ones -------------------------
+// 16M floats an operand: contiguous; every other column of a twice-as-wide matrix (rows
+// with gaps); transposed (the tiled gather). The issue asks strided >= 0.5x contiguous.
+
+TEST_CASE("add, strided operands [4096, 4096]", "[add][strided]") {
+    constexpr std::int64_t n = 4096;
+    const std::string work = "|bytes=" + std::to_string(3 * 4 * n * n);
+    const auto x = dt::rand<float>({n, n}), y = dt::rand<float>({n, n});
+    const auto wide_x = dt::rand<float>({n, 2 * n}), wide_y = dt::rand<float>({n, 2 * n});
+    const auto gx = wide_x.view({n, n, 2}).select(2, 0), gy = wide_y.view({n, n, 2}).select(2, 0);
+    const auto nx = wide_x.narrow(1, 0, n), ny = wide_y.narrow(1, n, n);
+    const auto tx = x.t(), ty = y.t();
+    // each row: devtensor on the strided operands, then the contiguous reference right beside it
+    for (const auto& [layout, a, b] : {std::tuple{"every_other_column", gx, gy}, std::tuple{"narrowed_rows", nx, ny},
+                                       std::tuple{"transposed", tx, ty}}) {
+        const std::string row = std::string("add_") + layout + "|4096x4096|";
+        let_workers_sleep();
+        BENCHMARK(row + "devtensor" + work) { return a + b; };
+        let_workers_sleep();
+        BENCHMARK(row + "contiguous" + work) { return x + y; };
+    }
 }
 
 }  // namespace bench

@@ -35,6 +35,9 @@ OP_TITLES = {
     "matmul": "matmul, M = N = K",
     "linear": "linear: x [batch, in] · weightᵀ + bias; b1024:1024->1024 is linear(1024 → 1024) on batch 1024",
     "transpose": "transpose(0, 1).contiguous() of 8192² floats, beside copies of the same bytes (GB/s counts a read and b written)",
+    "add_every_other_column": "add of every other column of two [4096, 8192] matrices (stride 2) beside the contiguous add of as many elements",
+    "add_narrowed_rows": "add of half of each row of two [4096, 8192] matrices (rows with gaps) beside the contiguous add",
+    "add_transposed": "add of two transposed [4096, 4096] matrices (the tiled gather) beside the contiguous add",
 }
 ROLE_NOTES = {
     "devtensor_inplace": "devtensor in place (fill / fill_uniform), no allocation",
@@ -42,6 +45,8 @@ ROLE_NOTES = {
     "plain_loop": "c[i] = a[i] + b[i]",
     "nontemporal": "the same loop with streaming stores as wide as the CPU has (_mm512/_mm256/_mm_stream_ps); transpose: a copy through _mm_stream_ps",
     "std_fill": "std::fill into a preallocated buffer",
+    "kernel": "transpose: the blocked kernel alone, into a preallocated tensor",
+    "contiguous": "strided add rows: the same add on contiguous [4096, 4096] operands, the reference",
     "memcpy": "memcpy of the same bytes, one chunk per thread",
     "fma_peak": "the FMA loop's GFLOP/s (all threads), run right beside the GEMMs",
     "openblas": "cblas_sgemm (linear: B transposed, y starts as the bias, beta = 1)",
@@ -78,6 +83,9 @@ GOALS = [
 ] + [
     ("linear GEMV shape ≥ 0.9× OpenBLAS", "linear", GEMV, "openblas_best", 0.9),
     ("transpose ≥ 0.7× copy ceiling", "transpose", ["8192x8192"], "ceiling", 0.7),
+] + [
+    (f"add on {layout} operands ≥ 0.5× contiguous", f"add_{layout}", ["4096x4096"], "contiguous", 0.5)
+    for layout in ("every_other_column", "narrowed_rows", "transposed")
 ]
 
 

@@ -19,7 +19,7 @@
 #include <devtensor/backend/cuda/runtime.hpp>  // cudart::synchronize, device_guard
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
-#include <devtensor/device_query.hpp>  // require_available
+#include <devtensor/device_count.hpp>  // require_available
 #include <devtensor/error.hpp>
 #include <devtensor/shape.hpp>
 #include <devtensor/tensor.hpp>

@@ -7,11 +7,15 @@
 #include <devtensor/backend/cuda/runtime.hpp>
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
-#include <devtensor/device_query.hpp>  // require_available, cpu free memory
+#include <devtensor/device_count.hpp>  // require_available
 #include <devtensor/detail/allocation_registry.hpp>
 #include <devtensor/detail/host_pool.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/origin.hpp>
+
+#if defined(__unix__)
+#  include <unistd.h>  // sysconf
+#endif
 
 #include <algorithm>
 #include <array>
@@ -64,7 +68,14 @@ inline std::string format_bytes(std::size_t bytes) {
 
 /// Bytes free on `d` as the system reports them (0 when it cannot say).
 inline std::size_t free_bytes(const device& d) {
-    if (d.is_cpu()) return cpu_properties().free_memory;
+    if (d.is_cpu()) {  // free pages (device_query's free_memory reads /proc; a message needs less)
+#if defined(__unix__)
+        const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+#else
+        return 0;
+#endif
+    }
     std::size_t free = 0;
 #if DEVTENSOR_CUDA_RUNTIME
     std::size_t total = 0;

@@ -4,7 +4,7 @@
 
 #include <devtensor/backend/cuda/runtime.hpp>  // cudart::stream, cudart::synchronize
 #include <devtensor/device.hpp>
-#include <devtensor/device_query.hpp>  // require_available
+#include <devtensor/device_count.hpp>  // require_available
 #include <devtensor/error.hpp>
 
 namespace devtensor {

@@ -5,7 +5,7 @@
 #include <devtensor/buffer.hpp>
 #include <devtensor/detail/copy.hpp>
 #include <devtensor/device.hpp>
-#include <devtensor/device_query.hpp>
+#include <devtensor/device_count.hpp>
 #include <devtensor/element.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/origin.hpp>

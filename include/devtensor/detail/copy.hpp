@@ -5,7 +5,7 @@
 
 #include <devtensor/backend/cuda/runtime.hpp>
 #include <devtensor/device.hpp>
-#include <devtensor/device_query.hpp>
+#include <devtensor/device_count.hpp>
 #include <devtensor/transfer.hpp>
 
 #include <cstddef>

@@ -55,7 +55,8 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     // Strided operands: x and the bias are made contiguous; the weight is read as it
     // lies when it is row-major or a transposed row-major matrix.
     const origin made{"linear", site};
-    const auto dx = detail::dense(x, made), db = detail::dense(bias, made);
+    const auto dx = detail::dense(x, made);
+    const auto db = detail::dense(bias, made);
     const detail::gemm_operand<TW, DW> w(weight, made);  // B[k][n] = weight[n][k]: B's strides swap w's
     detail::gemm_any<TX>("linear", out.device(),
                          {batch, out_features, in_features, dx.data(), in_features, 1, w.held.data(), w.col, w.row,

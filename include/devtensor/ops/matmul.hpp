@@ -2,7 +2,7 @@
 #pragma once
 
 #include <devtensor/backend/cpu/gemm.hpp>
-#include <devtensor/backend/cuda/phases.hpp>  // gemm_params, shared by both backends' entry
+#include <devtensor/detail/gemm_params.hpp>
 #include <devtensor/detail/op_checks.hpp>
 #include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
@@ -17,7 +17,7 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// C = A·B (+ bias) on `dev`, operands described by strides.
 template <class T, class D>
-void gemm_any(const char* op, const D& dev, const backend_cuda::gemm_params<T>& p) {
+void gemm_any(const char* op, const D& dev, const gemm_params<T>& p) {
     on_device(
         op, dev,
         [&] {

@@ -10,6 +10,7 @@
 #include <devtensor/backend/cuda/access.hpp>
 #include <devtensor/detail/arith.hpp>       // fma, add
 #include <devtensor/detail/gemm_order.hpp>  // the order, plus_bias
+#include <devtensor/detail/gemm_params.hpp>
 
 #include <cstdint>
 
@@ -17,19 +18,8 @@ namespace devtensor::backend_cuda {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Operands of one GEMM: A is m x k, B is k x n, both read through (row, column)
-/// strides; C is m x n with row stride ldc; bias (per column) may be null.
 template <class T>
-struct gemm_params {
-    std::int64_t m, n, k;
-    const T* a;
-    std::int64_t a_row, a_col;
-    const T* b;
-    std::int64_t b_row, b_col;
-    T* c;
-    std::int64_t ldc;
-    const T* bias;
-};
+using gemm_params = detail::gemm_params<T>;
 
 /// Block tile BM x BN, BK deep per pipeline stage; each thread holds TM x TN of
 /// C as (TM/4) x (TN/4) sub-tiles of 4 x 4, spaced so that a warp's 16-byte

@@ -41,18 +41,32 @@ def instantiations():
     launcher picks from."""
     ns = "devtensor::backend_cuda"
     lines = []
+    d = "devtensor::detail"
     for t in ELEMENTWISE:
         for i in INDEX:
-            lines += [
-                f"template __global__ void {ns}::fill_kernel<{t}, {i}>({t}*, {i}, {t});",
-                f"template __global__ void {ns}::add_kernel<{t}, {i}>(const {t}*, const {t}*, {t}*, {i});",
-                f"template __global__ void {ns}::add_repeat_kernel<{t}, {i}>(const {t}*, const {t}*, {t}*, {i}, {i});",
-            ]
-        lines.append(f"template __global__ void {ns}::add_broadcast_kernel<{t}>(const {t}*, const {t}*, {t}*, "
-                     f"std::int64_t, devtensor::detail::broadcast_strides);")
+            lines.append(f"template __global__ void {ns}::fill_kernel<{t}, {i}>({t}*, {i}, {t});")
+            # the elementwise engine's kernels for the ops on it (add, mul, the copy of contiguous())
+            for f in (f"{d}::plus", f"{d}::multiplies"):
+                lines += [
+                    f"template __global__ void {ns}::map_linear_kernel<{f}, {t}, {i}, {t}, {t}>"
+                    f"({f}, {t}*, {i}, {ns}::repeat_mask, const {t}*, const {t}*);",
+                    f"template __global__ void {ns}::map_repeat_kernel<{f}, {t}, {t}, {t}, {i}>"
+                    f"({f}, bool, {t}*, const {t}*, const {t}*, {i}, {i});",
+                ]
+            lines.append(f"template __global__ void {ns}::map_linear_kernel<{d}::copy_element, {t}, {i}, {t}>"
+                         f"({d}::copy_element, {t}*, {i}, {ns}::repeat_mask, const {t}*);")
+        lines += [
+            f"template __global__ void {ns}::map_strided_kernel<{d}::plus, {t}, 3, {t}, {t}>"
+            f"({d}::plus, {d}::loop_plan<3>, {t}*, const {t}*, const {t}*);",
+            f"template __global__ void {ns}::map_strided_kernel<{d}::copy_element, {t}, 2, {t}>"
+            f"({d}::copy_element, {d}::loop_plan<2>, {t}*, const {t}*);",
+        ]
     for t in FLOATING:
         for i in INDEX:
-            lines.append(f"template __global__ void {ns}::uniform_kernel<{t}, {i}>({t}*, {i}, std::uint64_t, std::uint64_t);")
+            lines += [
+                f"template __global__ void {ns}::uniform_kernel<{t}, {i}>({t}*, {i}, std::uint64_t, std::uint64_t);",
+                f"template __global__ void {ns}::normal_kernel<{t}, {i}>({t}*, {i}, std::uint64_t, std::uint64_t);",
+            ]
         tiles = ["gemm_tile_small"] + (["gemm_tile_large"] if t == "float" else [])
         for tile in tiles:
             lines.append(f"template __global__ void {ns}::gemm_kernel<{ns}::{tile}, {t}>({ns}::gemm_params<{t}>, "
@@ -67,8 +81,8 @@ def instantiations():
 WIDE = r"\.(v4\.[bufs]32|v2\.[bufs]64)\b"  # one 16-byte access
 PTX_FEATURES = {
     "fill_kernel": [("16-byte stores", r"\bst(\.global)?" + WIDE)],
-    "add_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("16-byte stores", r"\bst(\.global)?" + WIDE)],
-    "add_repeat_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("16-byte stores", r"\bst(\.global)?" + WIDE)],
+    "map_linear_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("16-byte stores", r"\bst(\.global)?" + WIDE)],
+    "map_repeat_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("16-byte stores", r"\bst(\.global)?" + WIDE)],
     "uniform_kernel": [("16-byte stores", r"\bst(\.global)?" + WIDE)],
     "gemm_kernel": [("cp.async", r"\bcp\.async\.c[ag]\.shared\.global"), ("cp.async waits", r"\bcp\.async\.wait_group"),
                     ("16-byte shared loads", r"\bld\.shared" + WIDE)],
@@ -113,7 +127,9 @@ def ptx_problems(kernels):
 
 
 # The kernels whose order is fma chains (detail/gemm_order.hpp); no other kernel may hold an fma.
-FMA_KERNELS = ("gemm_kernel<", "gemv_kernel<")
+# normal_kernel: randn's log, sin and cos (detail/math.hpp) are written with detail::fma,
+# which the CPU makes too (std::fma).
+FMA_KERNELS = ("gemm_kernel<", "gemv_kernel<", "normal_kernel<")
 FMA = r"\bfma\.rn(\.ftz)?(\.sat)?\.f(32|64)\b"
 
 

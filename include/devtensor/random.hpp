@@ -40,13 +40,13 @@ DEVTENSOR_HOST_DEVICE inline void philox4x32_10_inplace(std::uint32_t (&ctr)[4],
 
 /// 24 random bits to a float in [0, 1): every value a multiple of 2^-24.
 DEVTENSOR_HOST_DEVICE inline float uniform_float(std::uint32_t bits) {
-    return static_cast<float>(bits >> 8) * 0x1p-24f;
+    return detail::mul(static_cast<float>(bits >> 8), 0x1p-24f);  // exact; .rn in PTX
 }
 
 /// 53 random bits from two words to a double in [0, 1).
 DEVTENSOR_HOST_DEVICE inline double uniform_double(std::uint32_t hi, std::uint32_t lo) {
     const std::uint64_t bits = (static_cast<std::uint64_t>(hi) << 32 | lo) >> 11;
-    return static_cast<double>(bits) * 0x1p-53;
+    return detail::mul(static_cast<double>(bits), 0x1p-53);
 }
 
 /// Philox numbers one element of T consumes: 1 for float, 2 for double.
@@ -94,13 +94,13 @@ DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uin
 
 /// 24 random bits to a float in (0, 1]: 0 never comes, so its log is finite.
 DEVTENSOR_HOST_DEVICE inline float uniform_float_above_zero(std::uint32_t bits) {
-    return static_cast<float>((bits >> 8) + 1u) * 0x1p-24f;
+    return detail::mul(static_cast<float>((bits >> 8) + 1u), 0x1p-24f);
 }
 
 /// 53 random bits from two words to a double in (0, 1].
 DEVTENSOR_HOST_DEVICE inline double uniform_double_above_zero(std::uint32_t hi, std::uint32_t lo) {
     const std::uint64_t bits = (static_cast<std::uint64_t>(hi) << 32 | lo) >> 11;
-    return static_cast<double>(bits + 1u) * 0x1p-53;
+    return detail::mul(static_cast<double>(bits + 1u), 0x1p-53);
 }
 
 /// Box–Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1),

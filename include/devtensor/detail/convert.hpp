@@ -12,6 +12,12 @@ namespace devtensor::detail {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
+/// U's limits as constants device code may read (std::numeric_limits' functions are host-only).
+template <class U>
+inline constexpr U max_of = std::numeric_limits<U>::max();
+template <class U>
+inline constexpr U min_of = std::numeric_limits<U>::min();
+
 /// The element as a U.
 template <class U>
 struct convert_to {
@@ -23,10 +29,10 @@ struct convert_to {
         } else if constexpr (std::is_integral_v<U> && std::is_floating_point_v<T>) {
             if (!(x == x)) return U{0};  // NaN
             // 2^digits as T, exactly: the first value past the largest U
-            constexpr T past_max = T{2} * static_cast<T>(std::numeric_limits<U>::max() / 2 + 1);
-            if (x >= past_max) return std::numeric_limits<U>::max();
+            constexpr T past_max = T{2} * static_cast<T>(max_of<U> / 2 + 1);
+            if (x >= past_max) return max_of<U>;
             if constexpr (std::is_signed_v<U>) {
-                if (x <= static_cast<T>(std::numeric_limits<U>::min())) return std::numeric_limits<U>::min();
+                if (x <= static_cast<T>(min_of<U>)) return min_of<U>;
             } else {
                 if (x <= T{-1}) return U{0};
             }

@@ -360,12 +360,13 @@ public:
     template <class Tu = detail::tu_tag>
     tensor flatten(std::int64_t start = 0, std::int64_t end = -1, call_site site = call_site::current()) const {
         require_defined("flatten");
-        if (shape_.rank() == 0) return reshape<Tu>(devtensor::shape{1}, site);
         const std::size_t first = detail::wrap_dim("flatten", start, shape_.rank());
         const std::size_t last = detail::wrap_dim("flatten", end, shape_.rank());
         if (first > last)
             throw index_error("devtensor::flatten: start_dim " + std::to_string(start) +
                               " cannot come after end_dim " + std::to_string(end));
+        if (shape_.rank() == 0) return reshape<Tu>(devtensor::shape{1}, site);
+        if (first == last) return view_of(shape_, strides_, data_, {"flatten", site});  // as torch: itself
         std::vector<std::int64_t> dims;
         for (std::size_t d = 0; d < first; ++d) dims.push_back(shape_[d]);
         std::int64_t merged = 1;
@@ -379,8 +380,8 @@ public:
     /// size-1 dimension when no dimension is given.
     tensor squeeze(std::int64_t d, call_site site = call_site::current()) const {
         require_defined("squeeze");
-        if (shape_.rank() == 0) return view_of(shape_, strides_, data_, {"squeeze", site});
         const std::size_t k = detail::wrap_dim("squeeze", d, shape_.rank());
+        if (shape_.rank() == 0) return view_of(shape_, strides_, data_, {"squeeze", site});
         return shape_[k] == 1 ? without_dim(k, data_, {"squeeze", site}) : view_of(shape_, strides_, data_, {"squeeze", site});
     }
     tensor squeeze(call_site site = call_site::current()) const {
@@ -446,10 +447,14 @@ public:
         if (shape_.rank() == 0) throw index_error("devtensor::narrow: cannot be applied to a 0-dim tensor");
         const std::size_t k = detail::wrap_dim("narrow", d, shape_.rank());
         const std::int64_t size = shape_[k];
-        if (start < -size || start > size)
-            throw index_error("devtensor::narrow: start " + std::to_string(start) + " is out of range for dimension " +
-                              std::to_string(d) + " of size " + std::to_string(size));
-        if (start < 0) start += size;
+        if (start != size) {  // the end is a valid start; anything else wraps like a dim (size 0 as 1)
+            const std::int64_t r = std::max<std::int64_t>(size, 1);
+            if (start < -r || start >= r)
+                throw index_error("devtensor::narrow: start " + std::to_string(start) +
+                                  " is out of range for dimension " + std::to_string(d) + " of size " +
+                                  std::to_string(size));
+            if (start < 0) start += r;
+        }
         if (length < 0 || start + length > size)
             throw index_error("devtensor::narrow: start (" + std::to_string(start) + ") + length (" +
                               std::to_string(length) + ") exceeds dimension size (" + std::to_string(size) + ")");
@@ -484,10 +489,12 @@ public:
                               std::to_string(shape_.rank()) + ")");
         std::vector<std::int64_t> out(dims), st(rank, 0);
         const std::size_t lead = rank - shape_.rank();
-        for (std::size_t d = 0; d < rank; ++d) {
+        for (std::size_t d = rank; d-- > 0;) {  // from the last: a new dimension's stride follows the next's
             if (d < lead) {
                 if (out[d] < 0)
                     throw shape_error("devtensor::expand: -1 is not allowed in a new leading dimension");
+                // size 1: the stride torch gives (any would do); repeated: 0
+                st[d] = out[d] != 1 ? 0 : d + 1 < rank ? out[d + 1] * st[d + 1] : 1;
                 continue;
             }
             const std::int64_t have = shape_[d - lead];

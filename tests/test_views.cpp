@@ -265,6 +265,8 @@ TEST_CASE("factories: *_like, arange, linspace") {
     CHECK(dt::full_like(a, 2.5).to_vector() == std::vector<double>(6, 2.5));
     CHECK(dt::empty_like(a).shape() == a.shape());
     CHECK(dt::rand_like(a).shape() == a.shape());
+    CHECK(dt::randn_like(a).shape() == a.shape());
+    CHECK(dt::randn_like(a).origin().op == std::string("randn"));
     CHECK(dt::arange<int>(5).to_vector() == std::vector<int>{0, 1, 2, 3, 4});
     CHECK(dt::arange<float>(1, 2, 0.25).to_vector() == std::vector<float>{1, 1.25, 1.5, 1.75});
     CHECK(dt::arange<std::int64_t>(10, 0, -3).to_vector() == std::vector<std::int64_t>{10, 7, 4, 1});

@@ -6,7 +6,8 @@
 #include <devtensor/device.hpp>
 #include <devtensor/element.hpp>  // DEVTENSOR_FOR_EACH_ELEMENT
 #include <devtensor/error.hpp>
-#include <devtensor/tensor.hpp>
+#include <devtensor/origin.hpp>
+#include <devtensor/shape.hpp>  // extent
 
 #include <cstdint>
 #include <initializer_list>
@@ -70,6 +71,12 @@
     static_assert(!::devtensor::detail::not_gemm_element_v<T>,                                     \
                   "devtensor::" op ": matrix products take float, double or 32- and 64-bit "       \
                   "integers; convert first")
+
+namespace devtensor {
+// Declared, not included: tensor.hpp includes the copies, which include these checks.
+template <class T, class D>
+class tensor;
+}  // namespace devtensor
 
 namespace devtensor::detail {
 

@@ -92,6 +92,14 @@ template <class T, class D>
     return rand<T>(t.shape(), t.device(), site);
 }
 
+/// Standard normal numbers like randn, from the default generator of t's device.
+template <class T, class D>
+[[nodiscard]] tensor<T, D> randn_like(const tensor<T, D>& t, call_site site = call_site::current()) {
+    DEVTENSOR_STATIC_CHECK_FLOATING("randn_like", T);
+    detail::check_defined("randn_like", {{"the tensor", t.defined()}});
+    return randn<T>(t.shape(), t.device(), site);
+}
+
 /// start, start + step, ... up to end (excluded), like torch.arange; step may be negative.
 template <class T, Device D = cpu_device>
 [[nodiscard]] tensor<T, D> arange(double start, double end, double step = 1, const D& dev = D{},

@@ -68,8 +68,10 @@ std::size_t element_access() {
     const auto t = dt::zeros<T>({2, 3});
     t(0, 1) = T(1);
     t(std::size_t{1}, std::int64_t{2}) = t(0, 1);
-    t[0] = T(1);
-    return static_cast<std::size_t>(t[0]) + static_cast<std::size_t>(t(1, 2));
+    t[1](0) = T(1);  // t[1] is row 1, a view
+    const auto v = t.t().contiguous().view({6}).reshape({2, 3}).flatten().unsqueeze(0).squeeze(0).narrow(0, 1, 4);
+    return static_cast<std::size_t>(t(1, 0)) + static_cast<std::size_t>(t(1, 2)) + static_cast<std::size_t>(v.numel()) +
+           static_cast<std::size_t>(t.permute({1, 0}).expand({2, 3, 2}).select(0, 1).template to<double>().numel());
 }
 
 template <class T, class D>

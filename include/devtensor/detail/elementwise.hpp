@@ -22,7 +22,7 @@ struct loop_plan {
     int rank = 0;
     std::int64_t numel = 0;
     std::int64_t sizes[shape::max_rank] = {};
-    std::int64_t strides[N][shape::max_rank] = {};
+    std::int64_t strides[static_cast<std::size_t>(N)][shape::max_rank] = {};
 
     /// Operand k walks the output's elements in order (stride 1), or is a single element (stride 0).
     DEVTENSOR_HOST_DEVICE bool dense(int k) const { return rank == 0 || (rank == 1 && strides[k][0] == 1); }
@@ -36,8 +36,8 @@ struct loop_plan {
 /// The plan for an output of shape `out` and operands (shape, strides) that
 /// broadcast to it (trailing dimensions aligned); operand 0 is the output itself.
 template <int N>
-loop_plan<N> make_loop_plan(const shape& out, const std::array<const shape*, N>& shapes,
-                            const std::array<const strides*, N>& operand_strides) {
+loop_plan<N> make_loop_plan(const shape& out, const std::array<const shape*, static_cast<std::size_t>(N)>& shapes,
+                            const std::array<const strides*, static_cast<std::size_t>(N)>& operand_strides) {
     loop_plan<N> p;
     p.numel = out.numel();
     const std::size_t rank = out.rank();
@@ -72,7 +72,7 @@ loop_plan<N> make_loop_plan(const shape& out, const std::array<const shape*, N>&
 
 /// Each operand's offset of output element i (row-major over the plan's sizes).
 template <int N>
-DEVTENSOR_HOST_DEVICE inline void offsets_of(const loop_plan<N>& p, std::int64_t i, std::int64_t (&offset)[N]) {
+DEVTENSOR_HOST_DEVICE inline void offsets_of(const loop_plan<N>& p, std::int64_t i, std::int64_t (&offset)[static_cast<std::size_t>(N)]) {
     for (int k = 0; k < N; ++k) offset[k] = 0;
     for (int d = p.rank - 1; d >= 0; --d) {
         const std::int64_t index = i % p.sizes[d];

@@ -49,8 +49,9 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 template <class F, class TO, class DO, class... TI, class... DI>
 void map_checked(const char* op, const F& f, const tensor<TO, DO>& out, const tensor<TI, DI>&... in) {
     constexpr int N = 1 + sizeof...(TI);
-    const auto plan = make_loop_plan<N>(out.shape(), std::array<const shape*, N>{&out.shape(), &in.shape()...},
-                                        std::array<const strides*, N>{&out.strides(), &in.strides()...});
+    constexpr auto operands = static_cast<std::size_t>(N);
+    const auto plan = make_loop_plan<N>(out.shape(), std::array<const shape*, operands>{&out.shape(), &in.shape()...},
+                                        std::array<const strides*, operands>{&out.strides(), &in.strides()...});
     on_device(
         op, out.device(), [&] { backend_cpu::map(f, plan, out.data(), static_cast<const TI*>(in.data())...); },
         [&]([[maybe_unused]] auto ordinal) {

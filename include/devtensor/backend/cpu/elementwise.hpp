@@ -143,7 +143,7 @@ void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, con
     const int last = p.rank - 1;
     const std::int64_t inner = p.sizes[last];
     const auto row = [&](std::int64_t length, std::int64_t index) {
-        std::int64_t offset[N];
+        std::int64_t offset[static_cast<std::size_t>(N)];
         detail::offsets_of(p, index, offset);
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             map_row(f, length, stream, row_operand<TO>{out + offset[0], p.strides[0][last]},

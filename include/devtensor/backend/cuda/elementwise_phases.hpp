@@ -129,7 +129,7 @@ DEVTENSOR_HOST_DEVICE inline void map_strided_phase(const F& f, const detail::lo
                                                     std::int64_t thread, std::int64_t threads, const TI*... in) {
     [&]<std::size_t... K>(std::index_sequence<K...>) {
         for (std::int64_t i = thread; i < p.numel; i += threads) {
-            std::int64_t offset[N];
+            std::int64_t offset[static_cast<std::size_t>(N)];
             detail::offsets_of(p, i, offset);
             out[offset[0]] = static_cast<TO>(f(in[offset[K + 1]]...));
         }

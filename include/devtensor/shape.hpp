@@ -123,7 +123,9 @@ public:
         std::int64_t step = 1;
         for (std::size_t i = s.rank(); i-- > 0;) {
             result.values_[i] = step;
-            step *= std::max<std::int64_t>(s[i], 1);
+            // an empty shape may hold huge dimensions: its strides address nothing, so saturate
+            if (__builtin_mul_overflow(step, std::max<std::int64_t>(s[i], 1), &step))
+                step = std::numeric_limits<std::int64_t>::max();
         }
         return result;
     }

@@ -22,6 +22,7 @@
 #include <devtensor/ops/mul.hpp>
 #include <devtensor/ops/random.hpp>
 #include <devtensor/ops/relu.hpp>
+#include <devtensor/ops/sum.hpp>
 #include <devtensor/ops/factories.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/sequential.hpp>

@@ -425,6 +425,9 @@ public:
 
     /// The dimensions in the order `order` (a permutation of 0 ... dim() - 1).
     tensor permute(std::initializer_list<std::int64_t> order, call_site site = call_site::current()) const {
+        return permute(std::span<const std::int64_t>(order.begin(), order.size()), site);
+    }
+    tensor permute(std::span<const std::int64_t> order, call_site site = call_site::current()) const {
         require_defined("permute");
         if (order.size() != shape_.rank())
             throw shape_error("devtensor::permute: " + std::to_string(order.size()) +

@@ -48,6 +48,9 @@ std::size_t every_element_op(const D& dev) {
     const auto out = dt::empty<T>(s, dev);
     dt::add(a, b, out);
     dt::fill(out, T(0));
+    sink += static_cast<std::size_t>(dt::sum(a).item()) + dt::sum(a, {1}, true).to_vector().size();
+    sink += dt::sum(a.t(), {0, 1}).to_vector().size();
+    if constexpr (std::is_floating_point_v<T>) sink += dt::mean(a, {0}).to_vector().size();
 
     const dt::tensor<T> any = a.to(dt::device{});  // the run-time device handle
     sink += static_cast<std::size_t>(dt::tensor_cast<dt::cpu_device>(any).numel());

@@ -77,6 +77,37 @@ __global__ void randint_kernel(T* out, I n, std::int64_t low, std::uint64_t rang
     randint_phase(out, n, low, range, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
+/// A row reduction: L lanes per chunk, each one chain, folded by shuffles in
+/// fold_pairwise's order (lane i takes lane i + w's value for w = L/2, ..., 1).
+template <class A, class R, class TO, class TI>
+__global__ void reduce_rows_kernel(R r, detail::reduce_plan p, TO* out, A* partials, const TI* in) {
+    constexpr int L = detail::reduce_chains<A>;
+    static_assert(L <= 32 && elementwise_threads % L == 0, "reduce_rows_kernel: whole groups in a warp");
+    const int lane = static_cast<int>(threadIdx.x) % L;
+    const unsigned group = (L == 32 ? ~0u : (1u << L) - 1u) << (static_cast<int>(threadIdx.x) % 32 / L * L);
+    const std::int64_t items = p.outer * p.chunks();
+    for (std::int64_t item = grid_thread<std::int64_t>() / L; item < items; item += grid_threads<std::int64_t>() / L) {
+        A c = reduce_row_lane<A>(r, p, in, item, lane);
+        for (int w = L / 2; w > 0; w /= 2) c = r(c, __shfl_down_sync(group, c, w, L));
+        if (lane == 0) reduce_put(r, p, item, c, out, partials);
+    }
+}
+
+/// A column reduction: a thread per chunk of one output.
+template <class A, class R, class TO, class TI>
+__global__ void reduce_columns_kernel(R r, detail::reduce_plan p, TO* out, A* partials, const TI* in) {
+    const std::int64_t items = p.outputs() * p.chunks();
+    for (std::int64_t item = grid_thread<std::int64_t>(); item < items; item += grid_threads<std::int64_t>())
+        reduce_put(r, p, item, reduce_column_item<A>(r, p, in, item), out, partials);
+}
+
+/// The chunk results of each output combined and finished: a thread per output.
+template <class A, class R, class TO>
+__global__ void reduce_partials_kernel(R r, detail::reduce_plan p, A* partials, TO* out) {
+    for (std::int64_t k = grid_thread<std::int64_t>(); k < p.outputs(); k += grid_threads<std::int64_t>())
+        reduce_partials_output(r, p, partials, out, k);
+}
+
 /// Two-stage pipeline: the copies of stage k+1 are in flight while stage k is computed.
 /// Two blocks per multiprocessor (at most 128 registers a thread for 256 threads), so
 /// one block computes while the other waits at a barrier.
@@ -266,6 +297,23 @@ void generate(const char* name, int ordinal, const F& f, TO* out, std::int64_t n
         using I = decltype(index);
         launch_elementwise<generate_kernel<F, TO, I>>(name, ordinal, n, f, out, static_cast<I>(n));
     });
+}
+
+/// out[o * inner + j] = the reduction of output (o, j) by r (detail/reduce.hpp's
+/// order), for the op `name`: the one CUDA launcher of every reduction. `partials`
+/// holds outputs * chunks accumulators when an output has more than one chunk.
+template <class A, class R, class TO, class TI>
+void reduce(const char* name, int ordinal, const R& r, const detail::reduce_plan& p, TO* out, const TI* in,
+            A* partials) {
+    const std::int64_t outputs = p.outputs(), chunks = p.chunks();
+    if (outputs == 0) return;
+    if (p.inner == 1)
+        launch_elementwise<reduce_rows_kernel<A, R, TO, TI>>(name, ordinal, p.outer * chunks * detail::reduce_chains<A>,
+                                                             r, p, out, partials, in);
+    else
+        launch_elementwise<reduce_columns_kernel<A, R, TO, TI>>(name, ordinal, outputs * chunks, r, p, out, partials,
+                                                                in);
+    if (chunks > 1) launch_elementwise<reduce_partials_kernel<A, R, TO>>(name, ordinal, outputs, r, p, partials, out);
 }
 
 template <class T>

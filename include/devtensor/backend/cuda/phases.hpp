@@ -7,3 +7,4 @@
 
 #include <devtensor/backend/cuda/elementwise_phases.hpp>
 #include <devtensor/backend/cuda/gemm_phases.hpp>
+#include <devtensor/backend/cuda/reduce_phases.hpp>

@@ -1,0 +1,131 @@
+// The CPU reduction engine: every reduction (sum, mean, ...) over a
+// detail::reduce_plan, in the order of detail/reduce.hpp. Threads take whole
+// chunks; a chunk of a contiguous row runs its L chains as 16-byte vectors when
+// the functor works on vectors (`vectorizes`), and a chunk of columns (the
+// reduced dimension outside a contiguous kept one) runs its chains for 64 bytes
+// of neighbouring outputs at once. Each path computes every chain in the same
+// order, so the bits do not depend on the path or the thread count.
+#pragma once
+
+#include <devtensor/backend/cpu/elementwise.hpp>  // vectorizing, has_vector_loop, simd
+#include <devtensor/detail/reduce.hpp>
+#include <devtensor/threads.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace devtensor::backend_cpu {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// Chunk c of row o (the plan's inner is 1), read at x with step `step`.
+template <class A, class R, class TI>
+A reduce_row_chunk(const R& r, const TI* x, std::int64_t step, std::int64_t length) {
+#if DEVTENSOR_HAS_X86_KERNELS
+    if constexpr (vectorizing<R> && has_vector_loop<A> && std::is_same_v<TI, A>) {
+        if (step == 1) {  // chain l is lane l % lanes of vector l / lanes
+            constexpr int L = detail::reduce_chains<A>;
+            using V = simd::sse2<A>;
+            constexpr int B = L / V::lanes;
+            typename V::type c[static_cast<std::size_t>(B)];
+            for (auto& v : c) v = V::set1(r.template identity<A>());
+            std::int64_t q0 = 0;
+            for (; q0 + L <= length; q0 += L)
+                for (int b = 0; b < B; ++b) c[b] = r(c[b], V::load(x + q0 + b * V::lanes));
+            A chains[static_cast<std::size_t>(L)];
+            for (int b = 0; b < B; ++b) V::store(chains + b * V::lanes, c[b]);
+            for (std::int64_t q = q0; q < length; ++q) chains[q - q0] = r(chains[q - q0], x[q]);
+            return detail::fold_pairwise(r, chains);
+        }
+    }
+#endif
+    return detail::reduce_chunk_order(r, r.template identity<A>(), length, detail::strided_read<A, TI>{x, step});
+}
+
+/// Neighbouring outputs handled together by a chunk of columns: one 64-byte line.
+template <class A>
+inline constexpr std::int64_t reduce_column_block = 64 / static_cast<std::int64_t>(sizeof(A));
+
+/// Chunk c of outputs (o, j0), ..., (o, j0 + width - 1) into part[0 .. width): each
+/// output's L chains, computed for the block side by side (a loop the compiler vectorises).
+template <class A, class R, class TI>
+void reduce_column_chunk(const R& r, const detail::reduce_plan& p, const TI* in, std::int64_t o, std::int64_t c,
+                         std::int64_t j0, std::int64_t width, A* part) {
+    constexpr int L = detail::reduce_chains<A>;
+    constexpr std::int64_t W = reduce_column_block<A>;
+    A acc[static_cast<std::size_t>(L)][static_cast<std::size_t>(W)];
+    for (auto& chain : acc)
+        for (auto& a : chain) a = r.template identity<A>();
+    const TI* x = in + p.chunk_offset(o, c, j0);
+    const std::int64_t length = p.chunk_length(c);
+    for (std::int64_t q = 0; q < length; ++q) {
+        A* chain = acc[q % L];
+        const TI* row = x + q * p.n_stride;
+        if (p.inner_stride == 1 && width == W)
+            for (std::int64_t w = 0; w < W; ++w) chain[w] = r(chain[w], static_cast<A>(row[w]));
+        else
+            for (std::int64_t w = 0; w < width; ++w) chain[w] = r(chain[w], static_cast<A>(row[w * p.inner_stride]));
+    }
+    for (std::int64_t w = 0; w < width; ++w) {
+        A chains[static_cast<std::size_t>(L)];
+        for (int l = 0; l < L; ++l) chains[l] = acc[l][w];
+        part[w] = detail::fold_pairwise(r, chains);
+    }
+}
+
+/// out[o * inner + j] = the reduction of output (o, j) by r, finished: the one CPU
+/// loop of every reduction. Chunk results go to out directly when each output is
+/// one chunk, else to a buffer [outer, chunks, inner] combined pairwise afterwards.
+template <class A, class R, class TO, class TI>
+void reduce(const R& r, const detail::reduce_plan& p, TO* out, const TI* in) {
+    const std::int64_t outputs = p.outputs(), chunks = p.chunks();
+    if (outputs == 0) return;
+    std::vector<A> buffer(chunks > 1 ? static_cast<std::size_t>(outputs * chunks) : 0);
+    // the result of chunk c of outputs (o, j0 .. j0 + width): finished, or kept for combining
+    const auto put = [&](std::int64_t o, std::int64_t c, std::int64_t j0, std::int64_t width, const A* part) {
+        for (std::int64_t w = 0; w < width; ++w) {
+            if (chunks == 1) out[o * p.inner + j0 + w] = static_cast<TO>(r.finish(part[w], p.n));
+            else buffer[static_cast<std::size_t>((o * chunks + c) * p.inner + j0 + w)] = part[w];
+        }
+    };
+    const std::int64_t work = std::max<std::int64_t>(1, std::min(p.n, detail::reduce_chunk));  // elements an item reads
+    if (p.inner == 1) {
+        detail::parallel_for(p.outer * chunks, std::max<std::int64_t>(1, elementwise_grain / work),
+                             [&](std::int64_t begin, std::int64_t end) {
+                                 for (std::int64_t item = begin; item < end; ++item) {
+                                     const std::int64_t o = item / chunks, c = item % chunks;
+                                     const A part = reduce_row_chunk<A>(r, in + p.chunk_offset(o, c, 0), p.n_stride,
+                                                                        p.chunk_length(c));
+                                     put(o, c, 0, 1, &part);
+                                 }
+                             });
+    } else {
+        constexpr std::int64_t W = reduce_column_block<A>;
+        const std::int64_t blocks = (p.inner + W - 1) / W;
+        detail::parallel_for(p.outer * chunks * blocks, std::max<std::int64_t>(1, elementwise_grain / (work * W)),
+                             [&](std::int64_t begin, std::int64_t end) {
+                                 A part[static_cast<std::size_t>(W)];
+                                 for (std::int64_t item = begin; item < end; ++item) {
+                                     const std::int64_t o = item / (chunks * blocks), c = item / blocks % chunks;
+                                     const std::int64_t j0 = item % blocks * W, width = std::min(W, p.inner - j0);
+                                     reduce_column_chunk(r, p, in, o, c, j0, width, part);
+                                     put(o, c, j0, width, part);
+                                 }
+                             });
+    }
+    if (chunks == 1) return;
+    detail::parallel_for(outputs, std::max<std::int64_t>(1, elementwise_grain / chunks),
+                         [&](std::int64_t begin, std::int64_t end) {
+                             for (std::int64_t k = begin; k < end; ++k) {
+                                 const std::int64_t o = k / p.inner, j = k % p.inner;
+                                 A* first = buffer.data() + o * chunks * p.inner + j;
+                                 out[k] = static_cast<TO>(r.finish(detail::combine_pairwise(r, first, chunks, p.inner), p.n));
+                             }
+                         });
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::backend_cpu

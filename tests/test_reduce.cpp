@@ -1,0 +1,202 @@
+// The reduction engine through sum and mean: values, dims and keepdim, every
+// layout path (rows, columns, strided, copied), the order of detail/reduce.hpp
+// kept bit for bit on every path, thread count and in the CUDA kernels' bodies
+// (run on the host), errors, and empty or expanded inputs.
+#include "test_support.hpp"
+
+#include <devtensor/backend/cuda/reduce_phases.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace {
+
+/// A generator with `seed` that lives to the end of the run (the factories take an lvalue).
+dt::generator& seeded(std::uint64_t seed) {
+    static std::vector<std::unique_ptr<dt::generator>> kept;
+    kept.push_back(std::make_unique<dt::generator>(seed));
+    return *kept.back();
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+/// The kernels' bodies over a simulated grid: every item, every lane, folded as the shuffles fold.
+template <class A, class R, class TI>
+std::vector<A> emulate_reduce(const R& r, const dt::detail::reduce_plan& p, const TI* in) {
+    namespace cu = dt::backend_cuda;
+    std::vector<A> out(static_cast<std::size_t>(p.outputs()));
+    std::vector<A> partials(static_cast<std::size_t>(p.outputs() * p.chunks()));
+    constexpr int L = dt::detail::reduce_chains<A>;
+    if (p.inner == 1) {
+        for (std::int64_t item = 0; item < p.outer * p.chunks(); ++item) {
+            A lanes[L];
+            for (int l = 0; l < L; ++l) lanes[l] = cu::reduce_row_lane<A>(r, p, in, item, l);
+            cu::reduce_put(r, p, item, dt::detail::fold_pairwise(r, lanes), out.data(), partials.data());
+        }
+    } else {
+        for (std::int64_t item = 0; item < p.outputs() * p.chunks(); ++item)
+            cu::reduce_put(r, p, item, cu::reduce_column_item<A>(r, p, in, item), out.data(), partials.data());
+    }
+    if (p.chunks() > 1)
+        for (std::int64_t k = 0; k < p.outputs(); ++k) cu::reduce_partials_output(r, p, partials.data(), out.data(), k);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("sum and mean over dims, with and without keepdim", T, float, double) {
+    const auto a = dt::arange<T>(0, 24).view({2, 3, 4});
+    CHECK(dt::sum(a).item() == T(276));
+    CHECK(dt::sum(a).dim() == 0);
+    CHECK(dt::mean(a).item() == T(11.5));
+    const auto s1 = dt::sum(a, {1});
+    CHECK(s1.shape() == dt::shape{2, 4});
+    CHECK(s1.to_vector() == std::vector<T>{12, 15, 18, 21, 48, 51, 54, 57});
+    CHECK(dt::sum(a, {1}, true).shape() == dt::shape{2, 1, 4});
+    CHECK(dt::sum(a, {-1}).to_vector() == std::vector<T>{6, 22, 38, 54, 70, 86});
+    CHECK(dt::sum(a, {0, 2}).to_vector() == std::vector<T>{60, 92, 124});
+    CHECK(dt::sum(a, {2, 0}, true).shape() == dt::shape{1, 3, 1});
+    CHECK(dt::sum(a, {}, true).shape() == dt::shape{1, 1, 1});  // an empty list: all dims, as torch
+    CHECK(dt::mean(a, {0}).to_vector() == std::vector<T>{6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17});
+    CHECK(dt::sum(a).origin().op == std::string("sum"));
+    CHECK(dt::mean(a, {1}).origin().op == std::string("mean"));
+}
+
+TEST_CASE("sum of integers and bool gives int64_t and wraps") {
+    const auto b = dt::from_values<bool>({true, false, true, true}, {2, 2});
+    const dt::tensor<std::int64_t, dt::cpu_device> n = dt::sum(b);
+    CHECK(n.item() == 3);
+    CHECK(dt::sum(b, {0}).to_vector() == std::vector<std::int64_t>{2, 1});
+    const auto i8 = dt::full<std::int8_t>({300}, 100);
+    CHECK(dt::sum(i8).item() == 30000);  // no int8 overflow: summed as int64
+    const auto big = dt::from_values<std::int64_t>({std::numeric_limits<std::int64_t>::max(), 1}, {2});
+    CHECK(dt::sum(big).item() == std::numeric_limits<std::int64_t>::min());
+    const auto u = dt::from_values<std::uint8_t>({255, 255}, {2});
+    CHECK(dt::sum(u).item() == 510);
+}
+
+TEST_CASE("sum and mean: empty, expanded, 0-dim and one-element inputs") {
+    const auto e = dt::zeros<float>({3, 0});
+    CHECK(dt::sum(e).item() == 0.f);
+    CHECK(std::isnan(dt::mean(e).item()));
+    CHECK(dt::sum(e, {1}).to_vector() == std::vector<float>{0, 0, 0});
+    CHECK(dt::sum(e, {0}).shape() == dt::shape{0});
+    CHECK(dt::sum(e, {0}, true).shape() == dt::shape{1, 0});
+    const auto x = dt::arange<float>(0, 4).view({1, 4}).expand({1000, 4});  // stride 0 along the reduced dim
+    CHECK(dt::sum(x, {0}).to_vector() == std::vector<float>{0, 1000, 2000, 3000});
+    const auto s = dt::full<double>({}, 2.5);
+    CHECK(dt::sum(s).item() == 2.5);
+    CHECK(dt::sum(s, {0}).shape() == dt::shape{});
+    CHECK(dt::mean(dt::full<float>({1, 1}, -0.5f), {1}).to_vector() == std::vector<float>{-0.5f});
+}
+
+TEST_CASE("sum and mean refuse undefined inputs and bad dims with a sentence") {
+    dt::tensor<float, dt::cpu_device> undefined;
+    CHECK_ERROR(dt::error, (void)dt::sum(undefined), "devtensor::sum", "undefined");
+    const auto a = dt::ones<float>({2, 3});
+    CHECK_ERROR(dt::index_error, (void)dt::sum(a, {2}), "devtensor::sum", "dimension out of range");
+    CHECK_ERROR(dt::shape_error, (void)dt::mean(a, {1, -1}), "devtensor::mean", "more than once");
+}
+
+TEST_CASE("sum is accurate on a long row (chunks of chains, combined pairwise)") {
+    const std::int64_t n = 3'000'001;
+    auto x = dt::rand<float>({n}, dt::cpu_device{}, seeded(7));
+    double reference = 0;
+    for (const float v : x.to_vector()) reference += v;
+    const double got = dt::sum(x).item();
+    CHECK(std::abs(got - reference) / reference < 1e-6);
+    CHECK(dt::mean(x.to<double>()).item() == doctest::Approx(reference / static_cast<double>(n)).epsilon(1e-12));
+}
+
+TEST_CASE_TEMPLATE("every layout path and thread count gives the order's bits", T, float, double) {
+    // shapes around the chunk (4096) and chain (64-byte) boundaries, reduced along each way it can lie
+    const int threads_before = dt::get_num_threads();
+    const std::vector<dt::shape> shapes{{3, 5}, {17, 4097}, {2, 9000, 3}, {4096 * 2 + 17, 5}, {1, 20000}, {33, 70}};
+    for (const auto& s : shapes) {
+        const auto x = dt::randn<T>(s, dt::cpu_device{}, seeded(11));
+        for (std::int64_t d = 0; d < static_cast<std::int64_t>(s.rank()); ++d) {
+            CAPTURE(s.to_string());
+            CAPTURE(d);
+            dt::set_num_threads(1);
+            const auto want = dt::sum(x, {d}).to_vector();
+            // the order's reference, output by output
+            const auto plan = dt::detail::plan_in_place(x.shape(), x.strides(), dt::detail::reduced_dims("sum", {d}, s.rank()));
+            REQUIRE(plan.has_value());
+            std::vector<T> reference;
+            for (std::int64_t o = 0; o < plan->outer; ++o)
+                for (std::int64_t j = 0; j < plan->inner; ++j)
+                    reference.push_back(dt::detail::reduce_order_output<T>(dt::detail::sum_op{}, *plan, x.data(), o, j));
+            CHECK(same_bits(want, reference));
+            CHECK(same_bits(emulate_reduce<T>(dt::detail::sum_op{}, *plan, x.data()), want));
+            for (const int threads : {2, 7}) {
+                dt::set_num_threads(threads);
+                CHECK(same_bits(dt::sum(x, {d}).to_vector(), want));
+            }
+            // the same values laid out otherwise (a transposed copy, read transposed)
+            const auto moved = x.transpose(0, static_cast<std::int64_t>(s.rank()) - 1).contiguous().transpose(0, static_cast<std::int64_t>(s.rank()) - 1);
+            CHECK(same_bits(dt::sum(moved, {d}).to_vector(), want));
+        }
+    }
+    dt::set_num_threads(threads_before);
+    // strided: every other column; interleaved kept/reduced dims (the copying path)
+    const auto base = dt::randn<T>({40, 64, 6}, dt::cpu_device{}, seeded(3));
+    const auto narrow = base.narrow(1, 1, 50);
+    CHECK(same_bits(dt::sum(narrow, {1}).to_vector(), dt::sum(narrow.contiguous(), {1}).to_vector()));
+    CHECK(same_bits(dt::sum(base, {0, 2}).to_vector(), dt::sum(base.permute({1, 0, 2}).contiguous(), {1, 2}).to_vector()));
+    CHECK(same_bits(dt::mean(base.permute({2, 0, 1}), {0, 2}).to_vector(),
+                    dt::mean(base.permute({0, 2, 1}).contiguous(), {1, 2}).to_vector()));
+}
+
+TEST_CASE("the emulated kernels give the cpu's bits for multi-chunk rows and columns, sum and mean") {
+    const auto x = dt::randn<float>({3, 10000, 5}, dt::cpu_device{}, seeded(5));
+    for (const std::int64_t d : {0, 1, 2}) {
+        CAPTURE(d);
+        const auto plan = dt::detail::plan_in_place(x.shape(), x.strides(), dt::detail::reduced_dims("mean", {d}, 3));
+        REQUIRE(plan.has_value());
+        CHECK(same_bits(emulate_reduce<float>(dt::detail::mean_op{}, *plan, x.data()), dt::mean(x, {d}).to_vector()));
+    }
+    const auto i = dt::randint<std::int32_t>(-1000, 1000, {9000, 3}, dt::cpu_device{}, seeded(2));
+    const auto plan = dt::detail::plan_in_place(i.shape(), i.strides(), dt::detail::reduced_dims("sum", {0}, 2));
+    REQUIRE(plan.has_value());
+    CHECK(emulate_reduce<std::int64_t>(dt::detail::sum_op{}, *plan, i.data()) == dt::sum(i, {0}).to_vector());
+}
+
+TEST_CASE("reduce plans: read in place when the layout allows, else not") {
+    using dt::detail::plan_in_place;
+    using dt::detail::reduced_dims;
+    const dt::shape s{4, 5, 6};
+    const auto st = dt::strides::contiguous(s);
+    const auto p = plan_in_place(s, st, reduced_dims("sum", {1}, 3));
+    REQUIRE(p.has_value());
+    CHECK(p->outer == 4);
+    CHECK(p->n == 5);
+    CHECK(p->inner == 6);
+    CHECK(p->n_stride == 6);
+    CHECK(plan_in_place(s, st, reduced_dims("sum", {1, 2}, 3))->n == 30);
+    CHECK_FALSE(plan_in_place(s, st, reduced_dims("sum", {0, 2}, 3)).has_value());
+    const auto t = dt::ones<float>({4, 5, 6}).permute({0, 2, 1});  // reduced pair not walkable as one
+    CHECK_FALSE(plan_in_place(t.shape(), t.strides(), reduced_dims("sum", {1, 2}, 3)).has_value());
+}
+
+#if DEVTENSOR_HAS_CUDA
+DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu sum and mean match the cpu bit for bit", T, float, double) {
+    const auto x = dt::randn<T>({7, 9000, 3}, dt::cpu_device{}, seeded(9));
+    const auto g = x.cuda();
+    for (const std::int64_t d : {0, 1, 2}) {
+        CAPTURE(d);
+        CHECK(same_bits(dt::sum(g, {d}).to_vector(), dt::sum(x, {d}).to_vector()));
+        CHECK(same_bits(dt::mean(g, {d}, true).to_vector(), dt::mean(x, {d}, true).to_vector()));
+    }
+    CHECK(same_bits(dt::sum(g).to_vector(), dt::sum(x).to_vector()));
+    CHECK(same_bits(dt::sum(g.permute({2, 0, 1}), {0, 2}).to_vector(), dt::sum(x.permute({2, 0, 1}), {0, 2}).to_vector()));
+    const auto i = dt::randint<std::int32_t>(-5, 5, {100, 50}, dt::cpu_device{}, seeded(1));
+    CHECK(dt::sum(i.cuda(), {1}).to_vector() == dt::sum(i, {1}).to_vector());
+    CHECK(dt::sum(dt::zeros<T>({0, 3}).cuda(), {0}).to_vector() == std::vector<T>{0, 0, 0});
+}
+#endif

@@ -180,6 +180,13 @@ TEST_CASE("reduce plans: read in place when the layout allows, else not") {
     CHECK(p->n_stride == 6);
     CHECK(plan_in_place(s, st, reduced_dims("sum", {1, 2}, 3))->n == 30);
     CHECK_FALSE(plan_in_place(s, st, reduced_dims("sum", {0, 2}, 3)).has_value());
+    const auto tt = dt::ones<float>({6, 5}).t();  // rows of a transposed matrix: read as columns
+    const auto q = plan_in_place(tt.shape(), tt.strides(), reduced_dims("sum", {1}, 2));
+    REQUIRE(q.has_value());
+    CHECK(q->outer == 1);
+    CHECK(q->inner == 5);
+    CHECK(q->inner_stride == 1);
+    CHECK(q->n_stride == 5);
     const auto t = dt::ones<float>({4, 5, 6}).permute({0, 2, 1});  // reduced pair not walkable as one
     CHECK_FALSE(plan_in_place(t.shape(), t.strides(), reduced_dims("sum", {1, 2}, 3)).has_value());
 }

@@ -895,3 +895,37 @@ TEST_CASE("dtype() names and element sizes are torch's") {
     os << dt::ones<float>({1}).dtype();
     CHECK(os.str() == python_name(torch::ones({1}).scalar_type()));
 }
+
+TEST_CASE_TEMPLATE("sum and mean over random dims of strided operands agree with torch", T, float, double, std::int32_t,
+                   std::int64_t, std::int8_t, bool) {
+    rng_t r(57);
+    for (int c = 0; c < 300; ++c) {
+        const dims_t dims = random_shape(r);
+        const operand<T> a = strided_operand<T>(dims, r, false);
+        dims_t reduce;
+        for (std::int64_t d = 0; d < static_cast<std::int64_t>(dims.size()); ++d)
+            if (r.chance(0.5)) reduce.push_back(r.chance(0.3) ? d - static_cast<std::int64_t>(dims.size()) : d);
+        const bool keepdim = r.chance(0.5);
+        INFO("shape ", str(dims), "; ", a.how, "; dims ", str(reduce), keepdim ? " keepdim" : "");
+        const auto got = dt::sum(a.d, reduce, keepdim);
+        const torch::Tensor want = torch::sum(a.t, reduce, keepdim);
+        CHECK(sizes_of(got) == want.sizes().vec());
+        using S = dt::detail::sum_t<T>;
+        const std::vector<S> g = got.to_vector(), w = torch_values<S>(want);
+        REQUIRE(g.size() == w.size());
+        if constexpr (std::is_floating_point_v<T>) {
+            // the orders differ; both within a few rounding errors of the exact sum
+            const std::vector<S> bound = torch_values<S>(torch::sum(a.t.abs(), reduce, keepdim));
+            const double eps = std::numeric_limits<T>::epsilon() * 8;
+            for (std::size_t i = 0; i < g.size(); ++i) CHECK(std::abs(double(g[i]) - double(w[i])) <= eps * double(bound[i]));
+            const auto gm = dt::mean(a.d, reduce, keepdim).to_vector();
+            const auto wm = torch_values<T>(torch::mean(a.t, reduce, keepdim));
+            REQUIRE(gm.size() == wm.size());
+            for (std::size_t i = 0; i < gm.size(); ++i)
+                if (std::isnan(wm[i])) CHECK(std::isnan(gm[i]));
+                else CHECK(std::abs(double(gm[i]) - double(wm[i])) <= eps * double(bound[i]));
+        } else {
+            CHECK(g == w);  // integers: exact (int64, wrapping)
+        }
+    }
+}

@@ -66,6 +66,10 @@ inline std::optional<reduce_plan> plan_in_place(const shape& s, const strides& s
         size[r] *= s[d];
         step[r] = st[d];
     }
+    if (size[2] == 1 && size[0] > 1 && size[1] > 1 && step[1] != 1 && step[0] < step[1])
+        // rows whose elements lie apart while the rows lie close (a transposed matrix
+        // summed along its rows): read as columns, neighbouring outputs side by side
+        return reduce_plan{1, size[1], size[0], 0, step[1], step[0]};
     return reduce_plan{size[0], size[1], size[2], step[0], step[1], step[2]};
 }
 

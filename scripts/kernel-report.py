@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks devtensor's CUDA kernels without a GPU and writes bench/KERNELS.md.
 
-1. Compiles every kernel instantiation the library ships (elementwise kernels
+0. Checks that include/devtensor/backend/cuda/kernel_registry.hpp, the list of
+   kernels this script reads, names every __global__ of kernels.cuh and no other
+   (--check-registry: only this, without nvcc; CTest runs it).
+1. Compiles every kernel instantiation the registry lists (elementwise kernels
    for float, double, int32, int64, each with a 32- and a 64-bit index; rand,
    the GEMM tiles and the small-batch GEMV for float and double) for sm_90
    with `nvcc -Xptxas -v`, and records registers, shared memory, stack and
@@ -25,56 +28,45 @@
    with `cuobjdump --extract-elf`) must hold machine code, not only PTX, for
    each of these kernels ($CUOBJDUMP names the tool where it is not on PATH).
 
-usage: kernel-report.py [--output bench/KERNELS.md] [--binary build/tests/devtensor_tests_cuda]
+usage: kernel-report.py [--output bench/KERNELS.md] [--binary build/tests/devtensor_tests_cuda] [--check-registry]
 """
 import argparse, datetime, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ELEMENTWISE = ["float", "double", "std::int32_t", "std::int64_t"]
-FLOATING = ["float", "double"]
+REGISTRY = os.path.join(ROOT, "include", "devtensor", "backend", "cuda", "kernel_registry.hpp")
+KERNELS_CUH = os.path.join(ROOT, "include", "devtensor", "backend", "cuda", "kernels.cuh")
 INDEX = ["std::int32_t", "std::int64_t"]
 
 
+def registry():
+    """The lines of DEVTENSOR_CUDA_KERNELS: (kernel, [element types], template arguments, emulator test)."""
+    text = open(REGISTRY).read().replace("\\\n", " ")
+    lines = re.findall(r'\bX\((\w+),\s*"([^"]*)",\s*"([^"]*)",\s*"([^"]*)"\)', text)
+    if not lines:
+        sys.exit(f"no X(...) lines in {REGISTRY}")
+    return [(name, types.split(), arguments, test) for name, types, arguments, test in lines]
+
+
+def registry_problems():
+    """Kernels defined in kernels.cuh but not in the registry, or the other way round."""
+    defined = set(re.findall(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(",
+                             open(KERNELS_CUH).read()))
+    named = {name for name, _, _, _ in registry()}
+    problems = [f"kernels.cuh defines __global__ {k}, which kernel_registry.hpp does not name" for k in sorted(defined - named)]
+    problems += [f"kernel_registry.hpp names {k}, which kernels.cuh does not define" for k in sorted(named - defined)]
+    return problems
+
+
 def instantiations():
-    """Explicit instantiations of every shipped kernel, one per line: each
-    elementwise kernel with a 32- and a 64-bit index, each GEMM tile the
-    launcher picks from."""
-    ns = "devtensor::backend_cuda"
-    lines = []
-    d = "devtensor::detail"
-    for t in ELEMENTWISE:
-        for i in INDEX:
-            lines.append(f"template __global__ void {ns}::fill_kernel<{t}, {i}>({t}*, {i}, {t});")
-            # the elementwise engine's kernels for the ops on it (add, mul, the copy of contiguous())
-            for f in (f"{d}::plus", f"{d}::multiplies"):
-                lines += [
-                    f"template __global__ void {ns}::map_linear_kernel<{f}, {t}, {i}, {t}, {t}>"
-                    f"({f}, {t}*, {i}, {ns}::repeat_mask, const {t}*, const {t}*);",
-                    f"template __global__ void {ns}::map_repeat_kernel<{f}, {t}, {t}, {t}, {i}>"
-                    f"({f}, bool, {t}*, const {t}*, const {t}*, {i}, {i});",
-                ]
-            if t in FLOATING:  # the copy kernels the CUDA tests instantiate (contiguous() of float, double)
-                lines.append(f"template __global__ void {ns}::map_linear_kernel<{d}::copy_element, {t}, {i}, {t}>"
-                             f"({d}::copy_element, {t}*, {i}, {ns}::repeat_mask, const {t}*);")
-        lines.append(f"template __global__ void {ns}::map_strided_kernel<{d}::plus, {t}, 3, {t}, {t}>"
-                     f"({d}::plus, {d}::loop_plan<3>, {t}*, const {t}*, const {t}*);")
-        if t in FLOATING:
-            lines.append(f"template __global__ void {ns}::map_strided_kernel<{d}::copy_element, {t}, 2, {t}>"
-                         f"({d}::copy_element, {d}::loop_plan<2>, {t}*, const {t}*);")
-    for t in FLOATING:
-        for i in INDEX:
-            lines += [
-                f"template __global__ void {ns}::uniform_kernel<{t}, {i}>({t}*, {i}, std::uint64_t, std::uint64_t);",
-                f"template __global__ void {ns}::normal_kernel<{t}, {i}>({t}*, {i}, std::uint64_t, std::uint64_t);",
-            ]
-        tiles = ["gemm_tile_small"] + (["gemm_tile_large"] if t == "float" else [])
-        for tile in tiles:
-            lines.append(f"template __global__ void {ns}::gemm_kernel<{ns}::{tile}, {t}>({ns}::gemm_params<{t}>, "
-                         "std::int64_t, std::int64_t);")
-        for batch in ["4", f"{ns}::gemv_max_batch"]:
-            lines.append(f"template __global__ void {ns}::gemv_kernel<{ns}::gemv_tile<{t}, {batch}>, {t}>"
-                         f"({ns}::gemm_params<{t}>);")
-    return lines
+    """Every registered kernel instantiation, as `kernel<arguments>` relative to devtensor::backend_cuda:
+    T replaced by each element type of its line, I (where present) by each index type."""
+    out = []
+    for name, types, arguments, _ in registry():
+        for t in types:
+            args = re.sub(r"\bT\b", t, arguments)
+            indexed = re.search(r"\bI\b", args)
+            out += [name + re.sub(r"\bI\b", i, args) for i in (INDEX if indexed else ["I"])]
+    return out
 
 
 # What the PTX of each kernel must contain (kernel name prefix -> [(what, regex)]).
@@ -92,7 +84,10 @@ PTX_FEATURES = {
 
 def compile_kernels(tmp, *flags):
     """nvcc over every instantiation; returns (stderr, output path)."""
-    source = "#include <devtensor/devtensor.hpp>\n" + "\n".join(instantiations()) + "\n"
+    # Taking each kernel's address instantiates it (no parameter lists to spell out).
+    source = ("#include <devtensor/devtensor.hpp>\nnamespace devtensor::backend_cuda {\n"
+              "const void* const registered_kernels[] = {\n" +
+              "".join(f"    (const void*)&{k},\n" for k in instantiations()) + "};\n}\n")
     cu = os.path.join(tmp, "kernels.cu")
     with open(cu, "w") as f:
         f.write(source)
@@ -220,11 +215,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", default=os.path.join(ROOT, "bench", "KERNELS.md"))
     parser.add_argument("--binary")
+    parser.add_argument("--check-registry", action="store_true",
+                        help="only check that kernel_registry.hpp names every __global__ of kernels.cuh (no nvcc)")
     args = parser.parse_args()
+    problems = registry_problems()
+    if args.check_registry or problems:
+        print(f"registry: {len(registry())} lines, {len(instantiations())} instantiations, {len(problems)} problems")
+        if problems:
+            sys.exit("kernel check FAILED: " + "; ".join(problems))
+        return
 
     kernels = ptxas_report()
     expected = len(instantiations())
-    problems = []
     if len(kernels) != expected:
         problems.append(f"ptxas reported {len(kernels)} kernels, expected {expected}")
     rows = []

@@ -1,115 +1,192 @@
-// The CUDA GEMM and GEMV kernels run on the CPU: their phase functions
-// (backend/cuda/gemm_phases.hpp) called for every block and thread of a
-// simulated grid, in the order the __global__ shells in kernels.cuh call them,
-// barriers as phase boundaries. Used by test_cuda_emulator.cpp (every tail
-// path) and test_determinism.cpp (the same bits as the CPU).
+// The CUDA GEMM and GEMV kernels run on the CPU: their bodies (gemm_block and
+// gemv_block in backend/cuda/gemm_blocks.hpp, the very code of the __global__
+// shells in kernels.cuh) run block by block with emulated_block, a block context
+// that runs each per-thread section for every thread of the block in turn and
+// checks the shared memory between them. Used by test_cuda_emulator.cpp (every
+// tail path) and test_determinism.cpp (the same bits as the CPU).
 #pragma once
 
 #include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <array>
-#include <cmath>
+#include <cstdint>
 #include <cstring>
-#include <limits>
+#include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace test {
 namespace cu = devtensor::backend_cuda;
 
-/// Runs gemm_kernel's phases for every block in the kernel's order: load stage
-/// 0; then per step: load the next stage into the other buffer, barrier,
-/// compute this stage (its rows inside k), barrier; then store. Checks that
-/// each load fills every slot of the tile the compute phase reads, each exactly once.
+/// One block of a kernel body on the CPU. Each 4-byte word of the shared memory the
+/// body asks for remembers its last write (thread, cp.async group, the barrier epoch
+/// its group landed in) and its readers in this epoch, so that the block notices
+/// - a read of a word another thread wrote before a barrier published it, or whose
+///   cp.async this thread has not waited for (wait<N>), or that nobody wrote;
+/// - a write over a word another thread read or wrote since the last barrier.
+/// The first such race is kept in error(); counts of barriers and commits are kept too.
+class emulated_block final : public cu::shared_watch {
+public:
+    emulated_block(int threads, std::int64_t block) : threads_(threads), block_(block), previous_(cu::current_shared_watch()) {
+        cu::current_shared_watch() = this;
+    }
+    ~emulated_block() { cu::current_shared_watch() = previous_; }
+    emulated_block(const emulated_block&) = delete;
+    emulated_block& operator=(const emulated_block&) = delete;
+
+    std::int64_t block() const { return block_; }
+
+    template <class F>
+    void each_thread(F&& f) {
+        for (int t = 0; t < threads_; ++t) {
+            thread_ = t;
+            f(t);
+        }
+        thread_ = -1;
+    }
+    void barrier() {
+        ++epoch_;
+        ++barriers_;
+    }
+    void commit() { ++commits_; }
+    /// Every thread's groups but the newest `Pending` land (the block runs the same commits everywhere).
+    template <int Pending>
+    void wait() {
+        for (auto& w : words_)
+            if (w.landed == pending && w.group < commits_ - Pending) w.landed = epoch_;
+    }
+
+    template <class T, int N, int Align>
+    T* shared() {
+        auto& bytes = arrays_.emplace_back(std::make_unique<unsigned char[]>(sizeof(T) * N + Align));
+        void* p = bytes.get();
+        std::size_t space = sizeof(T) * N + Align;
+        std::align(Align, sizeof(T) * N, p, space);
+        std::memset(p, 0xff, sizeof(T) * N);  // garbage, as a fresh block's shared memory is
+        ranges_.push_back({static_cast<unsigned char*>(p), words_.size(), sizeof(T) * N});
+        words_.resize(words_.size() + sizeof(T) * N / 4);
+        return static_cast<T*>(p);
+    }
+
+    /// One X per thread, zeroed (the GPU's registers() leaves them indeterminate).
+    template <class X>
+    struct per_thread {
+        struct box { X x; };
+        std::vector<box> v;
+        ~per_thread() {}  // host only: nvcc would otherwise infer __host__ __device__ from operator()
+        // Called from the bodies' per-thread lambdas, which nvcc compiles for both sides:
+        // host-only in fact (DEVTENSOR_ANY_CONTEXT, gemm_blocks.hpp).
+        DEVTENSOR_ANY_CONTEXT
+        DEVTENSOR_HOST_DEVICE X& operator()(int t) { return v[static_cast<std::size_t>(t)].x; }
+    };
+    template <class X>
+    per_thread<X> registers() const {
+        return {std::vector<typename per_thread<X>::box>(static_cast<std::size_t>(threads_))};
+    }
+    template <class X>
+    per_thread<X> zeroed_registers() const {
+        return registers<X>();
+    }
+
+    /// __shfl_xor_sync: every lane reads its partner's values before any lane uses them.
+    template <class Get, class Use>
+    void shuffle_xor(int mask, Get&& get, Use&& use) {
+        using values = std::remove_reference_t<decltype(get(0))>;
+        struct box { values v; };
+        std::vector<box> theirs(static_cast<std::size_t>(threads_));
+        for (int t = 0; t < threads_; ++t) {
+            REQUIRE((t ^ mask) < threads_);
+            std::memcpy(&theirs[static_cast<std::size_t>(t)].v, &get(t ^ mask), sizeof(values));
+        }
+        for (int t = 0; t < threads_; ++t) use(t, theirs[static_cast<std::size_t>(t)].v);
+    }
+
+    const std::string& error() const { return error_; }
+    std::int64_t barriers() const { return barriers_; }
+    std::int64_t commits() const { return commits_; }
+
+    void read(const void* p, std::size_t bytes) override {
+        for_words(p, bytes, [&](word& w, std::size_t i) {
+            if (w.landed == never) race("reads shared word " + std::to_string(i) + ", which no thread wrote");
+            else if (w.landed == pending)
+                race("reads shared word " + std::to_string(i) + " before its cp.async group was waited for");
+            else if (w.landed == epoch_ && w.writer != thread_)
+                race("reads shared word " + std::to_string(i) + " that thread " + std::to_string(w.writer) +
+                     " wrote, before the barrier that publishes it");
+            w.reader = w.read_epoch == epoch_ && w.reader != thread_ ? many : thread_;
+            w.read_epoch = epoch_;
+        });
+    }
+    void write(const void* p, std::size_t bytes) override {
+        for_words(p, bytes, [&](word& w, std::size_t i) {
+            if (w.read_epoch == epoch_ && w.reader != thread_)
+                race("overwrites shared word " + std::to_string(i) + " that another thread read since the last barrier");
+            else if ((w.landed == pending || w.landed == epoch_) && w.writer != thread_)
+                race("writes shared word " + std::to_string(i) + " that thread " + std::to_string(w.writer) +
+                     " also wrote since the last barrier");
+            w = word{thread_, commits_, pending, w.reader, w.read_epoch};
+        });
+    }
+
+private:
+    static constexpr std::int64_t never = -2, pending = -1;
+    static constexpr int many = -2;
+    struct word {
+        int writer = -1;
+        std::int64_t group = 0, landed = never;
+        int reader = -1;
+        std::int64_t read_epoch = -1;
+    };
+    struct range {
+        unsigned char* begin;
+        std::size_t first_word, bytes;
+    };
+
+    template <class F>
+    void for_words(const void* p, std::size_t bytes, F f) {
+        const auto* c = static_cast<const unsigned char*>(p);
+        for (const range& r : ranges_)
+            if (c >= r.begin && c < r.begin + r.bytes) {
+                if (thread_ < 0) race("touches shared memory outside each_thread");
+                const auto offset = static_cast<std::size_t>(c - r.begin);
+                for (std::size_t i = offset / 4; i < (offset + bytes + 3) / 4; ++i)
+                    f(words_[r.first_word + i], i);
+            }
+    }
+    void race(const std::string& what) {
+        if (error_.empty()) error_ = "block " + std::to_string(block_) + ", epoch " + std::to_string(epoch_) +
+                                     ": thread " + std::to_string(thread_) + " " + what;
+    }
+
+    int threads_, thread_ = -1;
+    std::int64_t block_, epoch_ = 0, barriers_ = 0, commits_ = 0;
+    cu::shared_watch* previous_;
+    std::vector<std::unique_ptr<unsigned char[]>> arrays_;
+    std::vector<range> ranges_;
+    std::vector<word> words_;
+    std::string error_;
+};
+
+/// Runs gemm_kernel's body for every block of its grid; no block may race.
 template <class S, class T>
 void emulate_gemm(const cu::gemm_params<T>& p) {
     const std::int64_t tiles_m = (p.m + S::bm - 1) / S::bm, tiles_n = (p.n + S::bn - 1) / S::bn;
-    std::vector<T> smem(S::stages * S::stage);
-    std::vector<std::array<T, S::tm * S::tn>> acc(S::threads);
-    const auto load = [&](std::int64_t tile_m, std::int64_t tile_n, std::int64_t k0, T* stage) {
-        std::fill(stage, stage + S::stage, std::numeric_limits<T>::quiet_NaN());
-        std::vector<int> writes(S::stage);
-        std::vector<T> before(S::stage);
-        for (int t = 0; t < S::threads; ++t) {
-            std::copy(stage, stage + S::stage, before.begin());
-            cu::gemm_load_phase<S>(p, tile_m, tile_n, k0, t, stage);
-            for (int i = 0; i < S::stage; ++i) writes[static_cast<std::size_t>(i)] += std::memcmp(&before[static_cast<std::size_t>(i)], &stage[i], sizeof(T)) != 0;
-        }
-        for (int k = 0; k < S::bk; ++k) {  // the rows the compute phase reads, not the padding
-            for (int x = 0; x < S::bm; ++x) REQUIRE(writes[static_cast<std::size_t>(k * S::lda + x)] == 1);
-            for (int x = 0; x < S::bn; ++x) REQUIRE(writes[static_cast<std::size_t>(S::bk * S::lda + k * S::ldb + x)] == 1);
-        }
-    };
     for (std::int64_t id = 0; id < tiles_m * tiles_n; ++id) {
-        std::int64_t tile_m = 0, tile_n = 0;
-        cu::gemm_tile_of(id, tiles_m, tiles_n, tile_m, tile_n);
-        for (auto& a : acc) a = {};
-        const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
-        if (steps > 0) load(tile_m, tile_n, 0, smem.data());
-        for (std::int64_t step = 0; step < steps; ++step) {
-            if (step + 1 < steps) load(tile_m, tile_n, (step + 1) * S::bk, smem.data() + (step + 1) % 2 * S::stage);
-            for (int t = 0; t < S::threads; ++t)
-                cu::gemm_compute_phase<S>(t, smem.data() + step % 2 * S::stage,
-                                          *reinterpret_cast<T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data()),
-                                          cu::gemm_stage_depth<S>(p.k, step));
-        }
-        for (int t = 0; t < S::threads; ++t)
-            cu::gemm_store_phase<S>(p, tile_m, tile_n, t,
-                                    *reinterpret_cast<const T (*)[S::tm][S::tn]>(acc[static_cast<std::size_t>(t)].data()));
+        emulated_block block(S::threads, id);
+        cu::gemm_block<S>(block, p, tiles_m, tiles_n);
+        REQUIRE_MESSAGE(block.error().empty(), block.error());
     }
 }
 
-/// Runs gemv_kernel's phases in its order: every lane loads chunk 0's weights;
-/// then per chunk: every lane loads the next chunk's weights into its other
-/// buffer, barrier, every thread stages the batch rows, barrier, every lane
-/// continues its chains with the current buffer; then each quad's fold (the
-/// two shuffles, emulated on copies of the lanes' chains, then within the
-/// lane) and the stores.
+/// Runs gemv_kernel's body for every block of its grid; no block may race.
 template <class G, class T>
 void emulate_gemv(const cu::gemm_params<T>& p) {
-    using chains = std::array<std::array<T, G::width>, G::m>;
-    const auto as_acc = [](chains& c) -> T (&)[G::m][G::width] { return *reinterpret_cast<T (*)[G::m][G::width]>(c.data()); };
-    const std::int64_t blocks = (p.n + G::features - 1) / G::features;
-    std::vector<T> xs(G::m * G::kc);
-    for (std::int64_t block = 0; block < blocks; ++block) {
-        std::vector<chains> acc(G::threads);  // zeroed
-        const auto feature = [&](int t) { return block * G::features + cu::gemv_quad<G>(t); };
-        std::vector<cu::gemv_weights<G, T>> buffer[2] = {std::vector<cu::gemv_weights<G, T>>(G::threads),
-                                                         std::vector<cu::gemv_weights<G, T>>(G::threads)};
-        if (p.k > 0)
-            for (int t = 0; t < G::threads; ++t)
-                cu::gemv_weight_phase<G>(p, feature(t), 0, cu::gemv_quad_lane<G>(t), buffer[0][static_cast<std::size_t>(t)]);
-        int current = 0;
-        for (std::int64_t k0 = 0; k0 < p.k; k0 += G::kc, current = 1 - current) {
-            if (k0 + G::kc < p.k)
-                for (int t = 0; t < G::threads; ++t)
-                    cu::gemv_weight_phase<G>(p, feature(t), k0 + G::kc, cu::gemv_quad_lane<G>(t),
-                                             buffer[1 - current][static_cast<std::size_t>(t)]);
-            std::fill(xs.begin(), xs.end(), std::numeric_limits<T>::quiet_NaN());
-            for (int t = 0; t < G::threads; ++t) cu::gemv_stage_phase<G>(p, k0, t, xs.data());
-            for (const T v : xs) REQUIRE(!std::isnan(v));  // every staged slot written
-            for (int t = 0; t < G::threads; ++t)
-                cu::gemv_accumulate_phase<G>(cu::gemv_quad_lane<G>(t), cu::gemv_chunk_steps<G>(p.k, k0),
-                                             buffer[current][static_cast<std::size_t>(t)], xs.data(),
-                                             as_acc(acc[static_cast<std::size_t>(t)]));
-        }
-        for (int mask = 2; mask > 0; mask /= 2) {  // __shfl_xor_sync: every lane reads before any writes
-            const std::vector<chains> before = acc;
-            for (int t = 0; t < G::threads; ++t)
-                for (int i = 0; i < G::m; ++i) {
-                    T theirs[G::width];
-                    for (int e = 0; e < G::width; ++e)
-                        theirs[e] = before[static_cast<std::size_t>(t ^ mask)][static_cast<std::size_t>(i)][static_cast<std::size_t>(e)];
-                    cu::gemv_fold_across<G>(cu::gemv_quad_lane<G>(t), mask, as_acc(acc[static_cast<std::size_t>(t)])[i], theirs);
-                }
-        }
-        for (int t = 0; t < G::threads; ++t)
-            for (int i = 0; i < G::m; ++i) {
-                const T sum = cu::gemv_fold_within<G>(as_acc(acc[static_cast<std::size_t>(t)])[i]);
-                if (i % G::quad == cu::gemv_quad_lane<G>(t)) cu::gemv_store(p, feature(t), i, sum);
-            }
+    for (std::int64_t id = 0; id < (p.n + G::features - 1) / G::features; ++id) {
+        emulated_block block(G::threads, id);
+        cu::gemv_block<G>(block, p);
+        REQUIRE_MESSAGE(block.error().empty(), block.error());
     }
 }
 

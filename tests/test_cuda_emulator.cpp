@@ -6,6 +6,7 @@
 #include "cuda_emulator.hpp"  // emulate_gemm, emulate_gemv
 #include "test_support.hpp"
 
+#include <devtensor/backend/cuda/kernel_registry.hpp>
 #include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 
@@ -13,11 +14,33 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
+#include <string>
 #include <vector>
+
+// doctest's list of the test cases linked into this binary (defined in test_main.cpp's implementation).
+namespace doctest::detail {
+std::set<TestCase>& getRegisteredTests();
+}
 
 namespace cu = devtensor::backend_cuda;
 using test::emulate_gemm;
 using test::emulate_gemv;
+using test::emulated_block;
+
+TEST_CASE("every kernel of the registry names an emulator test of this file that exists") {
+    std::set<std::string> here;
+    for (const auto& tc : doctest::detail::getRegisteredTests())
+        if (std::string(tc.m_file.c_str()).find("test_cuda_emulator") != std::string::npos) here.insert(tc.m_name);
+    REQUIRE_FALSE(here.empty());
+    for (const auto& k : cu::kernel_registry) {
+        CAPTURE(k.name);
+        CAPTURE(k.arguments);
+        CHECK_FALSE(k.types.empty());
+        CHECK_MESSAGE(here.count(std::string(k.emulator_test)) == 1,
+                      "kernel_registry.hpp: this kernel's emulator test is missing: ", k.emulator_test);
+    }
+}
 
 namespace {
 struct grid { int blocks, threads; };
@@ -226,6 +249,92 @@ TEST_CASE("emulated randn and randint are bit-identical to the cpu backend for e
                     CHECK(cpu_gen.offset() == 4 * (first_i + (static_cast<std::uint64_t>(n) + 1) / 2));
                 }
     });
+}
+
+TEST_CASE("emulated arange and linspace (generate kernel) match the cpu backend") {
+    for (const auto& g : grids) {
+        const auto arange = dt::arange<double>(3, 40, 0.7).to_vector();
+        const auto n = static_cast<std::int64_t>(arange.size());
+        std::vector<double> out(arange.size());
+        run_elementwise(g, out.data(), n, [&](std::int64_t t, std::int64_t T) {
+            cu::generate_phase(dt::detail::arange_value<double>{3, 0.7}, out.data(), n, t, T);
+        });
+        CHECK(out == arange);
+        const auto linspace = dt::linspace<float>(-3, 11, 1001).to_vector();
+        std::vector<float> lin(linspace.size());
+        run_elementwise(g, lin.data(), 1001, [&](std::int32_t t, std::int32_t T) {
+            cu::generate_phase(dt::detail::linspace_value<float>{-3, 11, 14.f / 1000, 1001}, lin.data(), 1001, t, T);
+        });
+        CHECK(lin == linspace);
+    }
+}
+
+// ---- the block emulator's race checks ----------------------------------------------------
+
+namespace {
+/// A body in the shape of the GEMV staging: each thread copies one float into shared
+/// memory, then reads its neighbour's. `wait`, `barrier`: whether it waits for its
+/// cp.async group and passes a barrier in between, as it must.
+template <class Ctx>
+float* neighbour_body(Ctx& ctx, const float* src, float* dst, bool wait, bool barrier) {
+    float* s = ctx.template shared<float, 64, 16>();
+    ctx.each_thread([&](int t) { cu::async_copy_element(s + t, src + t, true, src); });
+    ctx.commit();
+    if (wait) ctx.template wait<0>();
+    if (barrier) ctx.barrier();
+    ctx.each_thread([&](int t) { dst[t] = cu::load_pack<1>(s + (t + 1) % 64).v[0]; });
+    return s;
+}
+}  // namespace
+
+TEST_CASE("the block emulator flags a shared read before the barrier or the wait that publishes it") {
+    std::vector<float> src(64), dst(64);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+    {
+        emulated_block right(64, 0);
+        neighbour_body(right, src.data(), dst.data(), true, true);
+        CHECK(right.error().empty());
+        CHECK(right.barriers() == 1);
+        CHECK(right.commits() == 1);
+        CHECK(dst[63] == 0.f);
+    }
+    {
+        emulated_block no_barrier(64, 0);
+        neighbour_body(no_barrier, src.data(), dst.data(), true, false);
+        CHECK(no_barrier.error().find("before the barrier that publishes it") != std::string::npos);
+    }
+    {
+        emulated_block no_wait(64, 0);
+        neighbour_body(no_wait, src.data(), dst.data(), false, true);
+        CHECK(no_wait.error().find("before its cp.async group was waited for") != std::string::npos);
+    }
+    {
+        emulated_block overwrite(64, 0);  // the next copy, with no barrier after the reads
+        float* s = neighbour_body(overwrite, src.data(), dst.data(), true, true);
+        overwrite.each_thread([&](int t) { cu::async_copy_element(s + t, src.data(), true, src.data()); });
+        CHECK(overwrite.error().find("overwrites shared word 0 that another thread read") != std::string::npos);
+    }
+}
+
+TEST_CASE("the emulated gemm and gemv bodies pass their barriers and cp.async groups in the kernels' order") {
+    // small tile, k = 33: three stages of 16 (the last one row deep): two barriers and one commit a stage, plus the first
+    std::vector<float> a(64 * 33, 1.f), b(33 * 64, 1.f), c(64 * 64);
+    const cu::gemm_params<float> p{64, 64, 33, a.data(), 33, 1, b.data(), 64, 1, c.data(), 64, nullptr};
+    emulated_block gemm(cu::gemm_tile_small::threads, 0);
+    cu::gemm_block<cu::gemm_tile_small>(gemm, p, 1, 1);
+    CHECK(gemm.error().empty());
+    CHECK(gemm.barriers() == 6);
+    CHECK(gemm.commits() == 4);
+    CHECK(c[0] == 33.f);
+    // gemv, k = 600 fp32 (chunks of 256): three chunks of two barriers and one commit
+    using G = cu::gemv_tile<float, 4>;
+    std::vector<float> x(4 * 600, 1.f), w(8 * 600, 1.f), y(4 * 8);
+    emulated_block gemv(G::threads, 0);
+    cu::gemv_block<G>(gemv, cu::gemm_params<float>{4, 8, 600, x.data(), 600, 1, w.data(), 1, 600, y.data(), 8, nullptr});
+    CHECK(gemv.error().empty());
+    CHECK(gemv.barriers() == 6);
+    CHECK(gemv.commits() == 3);
+    CHECK(y[0] == 600.f);
 }
 
 // ---- GEMM ----------------------------------------------------------------------------------

@@ -16,6 +16,8 @@
 #include <devtensor/threads.hpp>
 #include <devtensor/version.hpp>
 #include <devtensor/ops/add.hpp>
+#include <devtensor/ops/arithmetic.hpp>
+#include <devtensor/ops/compare.hpp>
 #include <devtensor/ops/fill.hpp>
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/ops/matmul.hpp>
@@ -23,6 +25,7 @@
 #include <devtensor/ops/random.hpp>
 #include <devtensor/ops/relu.hpp>
 #include <devtensor/ops/sum.hpp>
+#include <devtensor/ops/unary_math.hpp>
 #include <devtensor/ops/factories.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/sequential.hpp>

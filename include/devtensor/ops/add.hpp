@@ -1,7 +1,7 @@
 // add, +, +=, and the out-variant, with NumPy/PyTorch broadcasting.
 #pragma once
 
-#include <devtensor/ops/elementwise.hpp>
+#include <devtensor/ops/entry_points.hpp>
 
 #include <type_traits>
 
@@ -27,38 +27,11 @@ struct plus {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// out = a + b, where a and b broadcast to out's shape exactly. out may be the
-/// very same tensor as a or b; a partial overlap is refused.
-template <class TA, class DA, class TB, class DB, class TO, class DO>
-void add(const tensor<TA, DA>& a, const tensor<TB, DB>& b, const tensor<TO, DO>& out) {
-    DEVTENSOR_STATIC_CHECK_BINARY("add", TA, DA, TB, DB);
-    DEVTENSOR_STATIC_CHECK_BINARY("add", TA, DA, TO, DO);
-    detail::map_out("add", detail::plus{}, out, a, b);
-}
-
-/// a + b broadcast, on the operands' device (torch.add).
-template <class TA, class DA, class TB, class DB>
-[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> add(const tensor<TA, DA>& a, const tensor<TB, DB>& b,
-                                                              call_site site = call_site::current()) {
-    DEVTENSOR_STATIC_CHECK_BINARY("add", TA, DA, TB, DB);
-    return detail::map_new<TA>({"add", site}, detail::plus{}, a, b);
-}
-
-/// a + b; an operator takes no call site, so the result records the op alone.
-template <class TA, class DA, class TB, class DB>
-[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> operator+(const tensor<TA, DA>& a,
-                                                                    const tensor<TB, DB>& b) {
-    DEVTENSOR_STATIC_CHECK_BINARY("operator+", TA, DA, TB, DB);
-    return detail::map_new<TA>({"operator+", call_site{}}, detail::plus{}, a, b);
-}
-
-/// a += b in place; b must broadcast to a's shape.
-template <class TA, class DA, class TB, class DB>
-tensor<TA, DA>& operator+=(tensor<TA, DA>& a, const tensor<TB, DB>& b) {
-    DEVTENSOR_STATIC_CHECK_BINARY("operator+=", TA, DA, TB, DB);
-    detail::map_out("operator+=", detail::plus{}, a, a, b);
-    return a;
-}
+// add(a, b), add(a, scalar), add(a, b, out), add_, +, += (a + b, broadcast; torch.add)
+DEVTENSOR_BINARY_OP(add, detail::plus, detail::same_element, DEVTENSOR_NO_TYPE_CHECK)
+DEVTENSOR_BINARY_OP_INPLACE(add, detail::plus, DEVTENSOR_NO_TYPE_CHECK)
+DEVTENSOR_BINARY_OPERATOR(+, detail::plus, detail::same_element, DEVTENSOR_NO_TYPE_CHECK)
+DEVTENSOR_COMPOUND_OPERATOR(+, detail::plus, DEVTENSOR_NO_TYPE_CHECK)
 
 DEVTENSOR_END_TU_NAMESPACE
 

@@ -1,7 +1,7 @@
 // mul, *, *=, and the out-variant, with NumPy/PyTorch broadcasting.
 #pragma once
 
-#include <devtensor/ops/elementwise.hpp>
+#include <devtensor/ops/entry_points.hpp>
 
 #include <type_traits>
 
@@ -28,36 +28,11 @@ struct multiplies {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// out = a * b, where a and b broadcast to out's shape exactly.
-template <class TA, class DA, class TB, class DB, class TO, class DO>
-void mul(const tensor<TA, DA>& a, const tensor<TB, DB>& b, const tensor<TO, DO>& out) {
-    DEVTENSOR_STATIC_CHECK_BINARY("mul", TA, DA, TB, DB);
-    DEVTENSOR_STATIC_CHECK_BINARY("mul", TA, DA, TO, DO);
-    detail::map_out("mul", detail::multiplies{}, out, a, b);
-}
-
-/// a * b broadcast, on the operands' device (torch.mul).
-template <class TA, class DA, class TB, class DB>
-[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> mul(const tensor<TA, DA>& a, const tensor<TB, DB>& b,
-                                                              call_site site = call_site::current()) {
-    DEVTENSOR_STATIC_CHECK_BINARY("mul", TA, DA, TB, DB);
-    return detail::map_new<TA>({"mul", site}, detail::multiplies{}, a, b);
-}
-
-template <class TA, class DA, class TB, class DB>
-[[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> operator*(const tensor<TA, DA>& a,
-                                                                    const tensor<TB, DB>& b) {
-    DEVTENSOR_STATIC_CHECK_BINARY("operator*", TA, DA, TB, DB);
-    return detail::map_new<TA>({"operator*", call_site{}}, detail::multiplies{}, a, b);
-}
-
-/// a *= b in place; b must broadcast to a's shape.
-template <class TA, class DA, class TB, class DB>
-tensor<TA, DA>& operator*=(tensor<TA, DA>& a, const tensor<TB, DB>& b) {
-    DEVTENSOR_STATIC_CHECK_BINARY("operator*=", TA, DA, TB, DB);
-    detail::map_out("operator*=", detail::multiplies{}, a, a, b);
-    return a;
-}
+// mul(a, b), mul(a, scalar), mul(a, b, out), mul_, *, *= (a * b, broadcast; torch.mul)
+DEVTENSOR_BINARY_OP(mul, detail::multiplies, detail::same_element, DEVTENSOR_NO_TYPE_CHECK)
+DEVTENSOR_BINARY_OP_INPLACE(mul, detail::multiplies, DEVTENSOR_NO_TYPE_CHECK)
+DEVTENSOR_BINARY_OPERATOR(*, detail::multiplies, detail::same_element, DEVTENSOR_NO_TYPE_CHECK)
+DEVTENSOR_COMPOUND_OPERATOR(*, detail::multiplies, DEVTENSOR_NO_TYPE_CHECK)
 
 DEVTENSOR_END_TU_NAMESPACE
 

@@ -32,6 +32,21 @@ struct alignas(sizeof(T) * L) pack {
 template <class T>
 inline constexpr int pack16 = 16 / static_cast<int>(sizeof(T));
 
+/// Host only: how the block emulator (tests/cuda_emulator.hpp) sees the shared-memory
+/// traffic of the phase functions. Pack loads and cp.async copies report to the
+/// watch installed for this thread; outside the emulator none is installed.
+struct shared_watch {
+    virtual void read(const void* p, std::size_t bytes) = 0;
+    virtual void write(const void* p, std::size_t bytes) = 0;
+
+protected:
+    ~shared_watch() = default;
+};
+inline shared_watch*& current_shared_watch() {
+    static thread_local shared_watch* watch = nullptr;
+    return watch;
+}
+
 DEVTENSOR_HOST_DEVICE inline bool aligned16(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
@@ -49,6 +64,9 @@ DEVTENSOR_HOST_DEVICE inline pack<T, L> load_pack(const T* p) {
     } else
 #endif
     {
+#if !defined(__CUDA_ARCH__)
+        if (shared_watch* w = current_shared_watch()) w->read(p, sizeof(r));
+#endif
         for (int e = 0; e < L; ++e) r.v[e] = p[e];
         return r;
     }
@@ -97,6 +115,7 @@ DEVTENSOR_HOST_DEVICE inline void async_copy(void* dst, const void* src, int val
     const auto* s = static_cast<const unsigned char*>(src);
     for (int i = 0; i < Bytes; ++i) d[i] = i < valid ? s[i] : 0;
 #else  // the emulator: also enforce cp.async's rule that both addresses are aligned to the copy
+    if (shared_watch* w = current_shared_watch()) w->write(dst, Bytes);
     if (reinterpret_cast<std::uintptr_t>(dst) % Bytes != 0 || reinterpret_cast<std::uintptr_t>(src) % Bytes != 0)
         throw std::logic_error("cp.async of " + std::to_string(Bytes) + " bytes from a misaligned address");
     if (valid > 0) std::memcpy(dst, src, static_cast<std::size_t>(valid));

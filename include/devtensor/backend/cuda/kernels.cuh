@@ -8,6 +8,7 @@
 #  error "devtensor/backend/cuda/kernels.cuh needs nvcc; public headers include it only when DEVTENSOR_HAS_CUDA is 1"
 #endif
 
+#include <devtensor/backend/cuda/device_block.cuh>  // the GEMM and GEMV bodies' context
 #include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 #include <devtensor/backend/cuda/runtime.hpp>
@@ -108,75 +109,20 @@ __global__ void reduce_partials_kernel(R r, detail::reduce_plan p, A* partials, 
         reduce_partials_output(r, p, partials, out, k);
 }
 
-/// Two-stage pipeline: the copies of stage k+1 are in flight while stage k is computed.
-/// Two blocks per multiprocessor (at most 128 registers a thread for 256 threads), so
-/// one block computes while the other waits at a barrier.
+/// gemm_block on the GPU. Two blocks per multiprocessor (at most 128 registers a
+/// thread for 256 threads), so one block computes while the other waits at a barrier.
 template <class S, class T>
 __global__ void __launch_bounds__(S::threads, 2) gemm_kernel(gemm_params<T> p, std::int64_t tiles_m,
                                                           std::int64_t tiles_n) {
-    static_assert(S::stages == 2, "gemm_kernel: the loop below is written for two stages");
-    __shared__ alignas(32) T smem[S::stages * S::stage];
-    std::int64_t tile_m = 0, tile_n = 0;
-    gemm_tile_of(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
-    const int t = static_cast<int>(threadIdx.x);
-    T acc[S::tm][S::tn] = {};
-    const std::int64_t steps = (p.k + S::bk - 1) / S::bk;
-    if (steps > 0) gemm_load_phase<S>(p, tile_m, tile_n, 0, t, smem);
-    async_commit();
-    for (std::int64_t step = 0; step < steps; ++step) {
-        if (step + 1 < steps)  // the other stage: its last reader passed the barrier below
-            gemm_load_phase<S>(p, tile_m, tile_n, (step + 1) * S::bk, t, smem + (step + 1) % 2 * S::stage);
-        async_commit();
-        async_wait<1>();  // this thread's copies of `step` have landed ...
-        __syncthreads();  // ... and everyone's
-        gemm_compute_phase<S>(t, smem + step % 2 * S::stage, acc, gemm_stage_depth<S>(p.k, step));
-        __syncthreads();
-    }
-    gemm_store_phase<S>(p, tile_m, tile_n, t, acc);
+    device_block block;
+    gemm_block<S>(block, p, tiles_m, tiles_n);
 }
 
-/// One chunk of gemv_kernel: the next chunk's weights are requested first, so
-/// two chunks' loads are in flight while this one is staged and summed.
-template <class G, class T>
-__device__ void gemv_chunk(const gemm_params<T>& p, std::int64_t feature, std::int64_t k0, int t,
-                           T* xs, const gemv_weights<G, T>& current, gemv_weights<G, T>& next,
-                           T (&acc)[G::m][G::width]) {
-    const int q = gemv_quad_lane<G>(t);
-    if (k0 + G::kc < p.k) gemv_weight_phase<G>(p, feature, k0 + G::kc, q, next);
-    __syncthreads();  // the previous chunk is consumed
-    gemv_stage_phase<G>(p, k0, t, xs);
-    async_commit();
-    async_wait<0>();
-    __syncthreads();
-    gemv_accumulate_phase<G>(q, gemv_chunk_steps<G>(p.k, k0), current, xs, acc);
-}
-
-/// C for m <= G::m in the GEMV order: each quad of lanes owns one output feature.
+/// gemv_block on the GPU.
 template <class G, class T>
 __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
-    __shared__ alignas(16) T xs[G::m * G::kc];
-    const int t = static_cast<int>(threadIdx.x), q = gemv_quad_lane<G>(t);
-    const std::int64_t feature = std::int64_t{blockIdx.x} * G::features + gemv_quad<G>(t);
-    T acc[G::m][G::width] = {};
-    gemv_weights<G, T> even, odd;  // two named buffers: an index would put them in local memory
-    if (p.k > 0) gemv_weight_phase<G>(p, feature, 0, q, even);
-    for (std::int64_t k0 = 0; k0 < p.k; k0 += 2 * G::kc) {
-        gemv_chunk<G>(p, feature, k0, t, xs, even, odd, acc);
-        if (k0 + G::kc < p.k) gemv_chunk<G>(p, feature, k0 + G::kc, t, xs, odd, even, acc);
-    }
-    // The fold of the order: two halvings across the quad's lanes (shuffles), then within the lane.
-    DEVTENSOR_DEVICE_UNROLL  // acc is indexed by constants only: it stays in registers
-    for (int i = 0; i < G::m; ++i) {
-        DEVTENSOR_DEVICE_UNROLL
-        for (int mask = 2; mask > 0; mask /= 2) {
-            T theirs[G::width];
-            DEVTENSOR_DEVICE_UNROLL
-            for (int e = 0; e < G::width; ++e) theirs[e] = __shfl_xor_sync(0xffffffffu, acc[i][e], mask);
-            gemv_fold_across<G>(q, mask, acc[i], theirs);
-        }
-        const T sum = gemv_fold_within<G>(acc[i]);
-        if (i % G::quad == q) gemv_store(p, feature, i, sum);
-    }
+    device_block block;
+    gemv_block<G>(block, p);
 }
 
 // ---- launchers -------------------------------------------------------------------------

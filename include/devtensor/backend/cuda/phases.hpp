@@ -6,5 +6,5 @@
 #pragma once
 
 #include <devtensor/backend/cuda/elementwise_phases.hpp>
-#include <devtensor/backend/cuda/gemm_phases.hpp>
+#include <devtensor/backend/cuda/gemm_blocks.hpp>  // gemm_phases.hpp and the bodies that call them
 #include <devtensor/backend/cuda/reduce_phases.hpp>

@@ -28,10 +28,10 @@ using test::emulate_gemm;
 using test::emulate_gemv;
 using test::emulated_block;
 
-TEST_CASE("every kernel of the registry names an emulator test of this file that exists") {
-    std::set<std::string> here;
+TEST_CASE("every kernel of the registry names an emulator test that exists") {
+    std::set<std::string> here;  // the emulator tests of this binary (their names say "emulat")
     for (const auto& tc : doctest::detail::getRegisteredTests())
-        if (std::string(tc.m_file.c_str()).find("test_cuda_emulator") != std::string::npos) here.insert(tc.m_name);
+        if (std::string(tc.m_name).find("emulat") != std::string::npos) here.insert(tc.m_name);
     REQUIRE_FALSE(here.empty());
     for (const auto& k : cu::kernel_registry) {
         CAPTURE(k.name);

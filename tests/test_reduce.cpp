@@ -27,10 +27,10 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 }
 
 /// The kernels' bodies over a simulated grid: every item, every lane, folded as the shuffles fold.
-template <class A, class R, class TI>
-std::vector<A> emulate_reduce(const R& r, const dt::detail::reduce_plan& p, const TI* in) {
+template <class A, class TO = A, class R, class TI>
+std::vector<TO> emulate_reduce(const R& r, const dt::detail::reduce_plan& p, const TI* in) {
     namespace cu = dt::backend_cuda;
-    std::vector<A> out(static_cast<std::size_t>(p.outputs()));
+    std::vector<TO> out(static_cast<std::size_t>(p.outputs()));
     std::vector<A> partials(static_cast<std::size_t>(p.outputs() * p.chunks()));
     constexpr int L = dt::detail::reduce_chains<A>;
     if (p.inner == 1) {
@@ -205,5 +205,112 @@ DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu sum and mean match the cpu bit for bit", T
     const auto i = dt::randint<std::int32_t>(-5, 5, {100, 50}, dt::cpu_device{}, seeded(1));
     CHECK(dt::sum(i.cuda(), {1}).to_vector() == dt::sum(i, {1}).to_vector());
     CHECK(dt::sum(dt::zeros<T>({0, 3}).cuda(), {0}).to_vector() == std::vector<T>{0, 0, 0});
+}
+#endif
+
+TEST_CASE_TEMPLATE("amax, amin, argmax, argmin: values, first index, NaN, empty refused", T, float, double, std::int32_t,
+                   std::int8_t) {
+    const auto a = dt::from_values<T>({3, 7, 7, -2, 5, 1}, {2, 3});
+    CHECK(dt::amax(a).item() == 7);
+    CHECK(dt::amin(a).item() == -2);
+    CHECK(dt::amax(a, {1}).to_vector() == std::vector<T>{7, 5});
+    CHECK(dt::amin(a, {0}, true).to_vector() == std::vector<T>{-2, 5, 1});
+    CHECK(dt::argmax(a).item() == 1);  // the first of the two 7s
+    CHECK(dt::argmin(a).item() == 3);
+    CHECK(dt::argmax(a, 1).to_vector() == std::vector<std::int64_t>{1, 1});
+    CHECK(dt::argmin(a, 0, true).shape() == dt::shape{1, 3});
+    CHECK(dt::argmin(a, -2).to_vector() == std::vector<std::int64_t>{1, 1, 1});
+    CHECK(dt::argmax(a.t(), 0).to_vector() == std::vector<std::int64_t>{1, 1});  // transposed: the column form
+    CHECK_ERROR(dt::shape_error, (void)dt::amax(dt::zeros<T>({2, 0}), {1}), "devtensor::amax", "no element");
+    CHECK_ERROR(dt::shape_error, (void)dt::argmax(dt::zeros<T>({0})), "devtensor::argmax", "no element");
+    CHECK(dt::amax(dt::zeros<T>({0, 2}), {1}).shape() == dt::shape{0});  // nothing to reduce into
+    if constexpr (std::is_floating_point_v<T>) {
+        constexpr T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+        const auto n = dt::from_values<T>({1, nan, 9, nan}, {4});
+        CHECK(std::isnan(dt::amax(n).item()));
+        CHECK(std::isnan(dt::amin(n).item()));
+        CHECK(dt::argmax(n).item() == 1);
+        CHECK(dt::argmin(n).item() == 1);
+        CHECK(dt::argmax(dt::full<T>({3}, -inf)).item() == 0);
+        CHECK(dt::amax(dt::full<T>({3}, -inf)).item() == -inf);
+    }
+    // long rows (several chunks), every thread count: the first index of the maximum
+    auto big = dt::zeros<T>({3, 10000});
+    big(1, 9000) = T(5);
+    big(1, 9500) = T(5);
+    big(2, 4096) = T(1);
+    const int before = dt::get_num_threads();
+    for (const int threads : {1, 2, 7}) {
+        dt::set_num_threads(threads);
+        CHECK(dt::argmax(big, 1).to_vector() == std::vector<std::int64_t>{0, 9000, 4096});
+        CHECK(dt::argmax(big.t().contiguous(), 0).to_vector() == std::vector<std::int64_t>{0, 9000, 4096});
+        CHECK(dt::argmax(big).item() == 19000);
+    }
+    dt::set_num_threads(before);
+    const auto plan = dt::detail::plan_in_place(big.shape(), big.strides(), dt::detail::reduced_dims("argmax", {1}, 2));
+    REQUIRE(plan.has_value());
+    CHECK(emulate_reduce<dt::detail::indexed<T>, std::int64_t>(dt::detail::arg_extreme_op<true>{}, *plan, big.data()) ==
+          std::vector<std::int64_t>{0, 9000, 4096});
+}
+
+TEST_CASE("any, all, equal, allclose") {
+    const auto b = dt::from_values<bool>({true, false, false, false}, {2, 2});
+    CHECK(dt::any(b).item());
+    CHECK_FALSE(dt::all(b).item());
+    CHECK(dt::any(b, {1}).to_vector() == std::vector<bool>{true, false});
+    CHECK(dt::all(dt::zeros<bool>({0})).item());  // all of nothing is true
+    CHECK_FALSE(dt::any(dt::zeros<bool>({0})).item());
+    const auto x = dt::arange<float>(0, 6).view({2, 3});
+    CHECK(dt::equal(x, x.clone()));
+    CHECK_FALSE(dt::equal(x, x.view({3, 2})));
+    CHECK_FALSE(dt::equal(x, x + 1.f));
+    const auto n = dt::full<float>({2}, std::numeric_limits<float>::quiet_NaN());
+    CHECK_FALSE(dt::equal(n, n));
+    CHECK(dt::allclose(x + 1.f, x + 1.000001f));
+    CHECK_FALSE(dt::allclose(x, x + 1e-7f));  // near 0 only atol counts, as in torch
+    CHECK_FALSE(dt::allclose(x, x + 1e-3f));
+    CHECK(dt::allclose(x, x + 1e-3f, 0, 2e-3));
+    CHECK_FALSE(dt::allclose(n, n));
+    const auto inf = dt::full<float>({1}, std::numeric_limits<float>::infinity());
+    CHECK(dt::allclose(inf, inf));
+}
+
+TEST_CASE_TEMPLATE("softmax and log_softmax: rows sum to one, stable for large inputs, any dim", T, float, double) {
+    const auto x = dt::from_values<T>({1, 2, 3, 1000, 1001, 1002}, {2, 3});
+    const auto s = dt::softmax(x, 1).to_vector();
+    const double e1 = std::exp(-2.0), e2 = std::exp(-1.0), total = e1 + e2 + 1;
+    for (int r = 0; r < 2; ++r) {
+        CHECK(s[static_cast<std::size_t>(3 * r)] == doctest::Approx(e1 / total).epsilon(1e-6));
+        CHECK(s[static_cast<std::size_t>(3 * r + 2)] == doctest::Approx(1 / total).epsilon(1e-6));
+    }
+    const auto l = dt::log_softmax(x, -1).to_vector();
+    CHECK(l[2] == doctest::Approx(-std::log(total)).epsilon(1e-6));
+    CHECK(l[5] == doctest::Approx(-std::log(total)).epsilon(1e-6));
+    const auto c = dt::softmax(x, 0).to_vector();
+    CHECK(c[0] == doctest::Approx(0.0).epsilon(1e-6));
+    CHECK(c[3] == doctest::Approx(1.0));
+    CHECK(dt::softmax(dt::zeros<T>({0, 3}), 1).shape() == dt::shape{0, 3});
+    dt::tensor<T, dt::cpu_device> undefined;
+    CHECK_ERROR(dt::error, (void)dt::softmax(undefined, 0), "devtensor::softmax", "undefined");
+}
+
+#if DEVTENSOR_HAS_CUDA
+DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu amax, argmax, any, softmax match the cpu bit for bit", T, float, double) {
+    dt::generator gen(12);
+    const auto x = dt::randn<T>({50, 9000}, dt::cpu_device{}, gen);
+    const auto g = x.cuda();
+    for (const std::int64_t d : {0, 1}) {
+        CAPTURE(d);
+        CHECK(same_bits(dt::amax(g, {d}).to_vector(), dt::amax(x, {d}).to_vector()));
+        CHECK(same_bits(dt::amin(g, {d}).to_vector(), dt::amin(x, {d}).to_vector()));
+        CHECK(dt::argmax(g, d).to_vector() == dt::argmax(x, d).to_vector());
+        CHECK(dt::argmin(g, d).to_vector() == dt::argmin(x, d).to_vector());
+        CHECK(same_bits(dt::softmax(g, d).to_vector(), dt::softmax(x, d).to_vector()));
+        CHECK(same_bits(dt::log_softmax(g, d).to_vector(), dt::log_softmax(x, d).to_vector()));
+        CHECK(dt::any(g > T(3), {d}).to_vector() == dt::any(x > T(3), {d}).to_vector());
+    }
+    CHECK(dt::argmax(g).item() == dt::argmax(x).item());
+    CHECK(dt::equal(g, g));
+    CHECK(dt::allclose(g, g + T(1e-9)));
 }
 #endif

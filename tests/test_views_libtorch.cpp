@@ -929,3 +929,116 @@ TEST_CASE_TEMPLATE("sum and mean over random dims of strided operands agree with
         }
     }
 }
+
+namespace {
+/// Within `ulps` units in the last place of T, NaN matching NaN, equal infinities equal.
+template <class T>
+bool within_ulps(const std::vector<T>& got, const std::vector<T>& want, int ulps) {
+    if (got.size() != want.size()) return false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if (std::isnan(got[i]) || std::isnan(want[i])) {
+            if (std::isnan(got[i]) != std::isnan(want[i])) return false;
+            continue;
+        }
+        if (got[i] == want[i]) continue;
+        T lo = want[i], hi = want[i];
+        for (int k = 0; k < ulps; ++k) {
+            lo = std::nextafter(lo, -std::numeric_limits<T>::infinity());
+            hi = std::nextafter(hi, std::numeric_limits<T>::infinity());
+        }
+        if (got[i] < lo || got[i] > hi) return false;
+    }
+    return true;
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("the everyday elementwise ops equal torch's on strided and broadcast operands", T, float, double,
+                   std::int32_t, std::int64_t, std::int8_t) {
+    rng_t r(77);
+    for (int c = 0; c < 200; ++c) {
+        const dims_t dims = random_shape(r);
+        const operand<T> a = strided_operand<T>(dims, r, false);
+        const operand<T> b = strided_operand<T>(dims, r, true);
+        INFO("shape ", str(dims), "; a: ", a.how, "; b: ", b.how);
+        const auto same = [](const auto& got, const torch::Tensor& want) {
+            using U = typename std::remove_cvref_t<decltype(got)>::value_type;
+            CHECK(sizes_of(got) == want.sizes().vec());
+            CHECK(same_values(got.to_vector(), torch_values<U>(want)));
+        };
+        same(dt::sub(a.d, b.d), torch::sub(a.t, b.t));
+        same(b.d - a.d, b.t - a.t);
+        same(a.d - T(3), a.t - 3);
+        same(T(3) - a.d, 3 - a.t);
+        same(dt::maximum(a.d, b.d), torch::maximum(a.t, b.t));
+        same(dt::minimum(a.d, b.d), torch::minimum(a.t, b.t));
+        same(-a.d, -a.t);
+        same(dt::abs(a.d), torch::abs(a.t));
+        same(dt::clamp(a.d, -2, 3), torch::clamp(a.t, -2, 3));
+        same(a.d < b.d, a.t < b.t);
+        same(a.d <= b.d, a.t <= b.t);
+        same(a.d > b.d, a.t > b.t);
+        same(a.d >= T(1), a.t >= 1);
+        same(a.d == b.d, a.t == b.t);
+        same(a.d != b.d, a.t != b.t);
+        same(dt::where(a.d > b.d, a.d, b.d), torch::where(a.t > b.t, a.t, b.t));
+        if constexpr (std::is_floating_point_v<T>) {
+            same(dt::div(a.d, b.d), torch::div(a.t, b.t));
+            same(a.d / T(4), a.t / 4);
+            same(dt::sqrt(dt::abs(a.d)), torch::sqrt(torch::abs(a.t)));
+            // devtensor's own math vs torch's (SLEEF, libm): a few ulp apart at most
+            const auto close = [](const host_tensor<T>& got, const torch::Tensor& want) {
+                CHECK(sizes_of(got) == want.sizes().vec());
+                CHECK(within_ulps(got.to_vector(), torch_values<T>(want), 4));
+            };
+            close(dt::exp(a.d), torch::exp(a.t));
+            close(dt::log(dt::abs(a.d)), torch::log(torch::abs(a.t)));
+            close(dt::tanh(a.d), torch::tanh(a.t));
+            close(dt::sigmoid(a.d), torch::sigmoid(a.t));
+        }
+    }
+}
+
+TEST_CASE_TEMPLATE("amax, amin, argmax, argmin, softmax and any agree with torch over random dims", T, float, double,
+                   std::int32_t, std::int8_t) {
+    rng_t r(91);
+    for (int c = 0; c < 200; ++c) {
+        dims_t dims = random_shape(r);
+        for (auto& d : dims) d = std::max<std::int64_t>(d, 1);  // no empty reductions (refused, as torch's)
+        const operand<T> a = strided_operand<T>(dims, r, false);
+        const auto rank = static_cast<std::int64_t>(dims.size());
+        dims_t reduce;
+        for (std::int64_t d = 0; d < rank; ++d)
+            if (r.chance(0.5)) reduce.push_back(d);
+        const bool keepdim = r.chance(0.5);
+        INFO("shape ", str(dims), "; ", a.how, "; dims ", str(reduce), keepdim ? " keepdim" : "");
+        const auto same = [](const auto& got, const torch::Tensor& want) {
+            using U = typename std::remove_cvref_t<decltype(got)>::value_type;
+            CHECK(sizes_of(got) == want.sizes().vec());
+            CHECK(same_values(got.to_vector(), torch_values<U>(want)));
+        };
+        if (!reduce.empty()) {
+            same(dt::amax(a.d, reduce, keepdim), torch::amax(a.t, reduce, keepdim));
+            same(dt::amin(a.d, reduce, keepdim), torch::amin(a.t, reduce, keepdim));
+        }
+        same(dt::amax(a.d), torch::amax(a.t, dims_t{}));  // a 0-dim result
+        same(dt::any(a.d > T(0)), (a.t > 0).any());
+        same(dt::all(a.d > T(0)), (a.t > 0).all());
+        if (rank > 0) {
+            const std::int64_t d = r.uni(-rank, rank - 1);
+            // torch's argmax picks the first maximum too (documented since 1.7)
+            same(dt::argmax(a.d, d, keepdim), torch::argmax(a.t, d, keepdim));
+            same(dt::argmin(a.d, d, keepdim), torch::argmin(a.t, d, keepdim));
+            same(dt::any(a.d > T(0), {d}, keepdim), (a.t > 0).any(d, keepdim));
+            same(dt::all(a.d > T(0), {d}, keepdim), (a.t > 0).all(d, keepdim));
+            if constexpr (std::is_floating_point_v<T>) {
+                const auto s = dt::softmax(a.d, d).to_vector(), w = torch_values<T>(torch::softmax(a.t, d));
+                REQUIRE(s.size() == w.size());
+                for (std::size_t i = 0; i < s.size(); ++i) CHECK(std::abs(double(s[i]) - double(w[i])) <= 1e-6);
+                const auto l = dt::log_softmax(a.d, d).to_vector(), lw = torch_values<T>(torch::log_softmax(a.t, d));
+                for (std::size_t i = 0; i < l.size(); ++i)
+                    CHECK(std::abs(double(l[i]) - double(lw[i])) <= 1e-5 * (1 + std::abs(double(lw[i]))));
+            }
+        }
+        if (rank > 0) same(dt::argmax(a.d), torch::argmax(a.t));
+    }
+}

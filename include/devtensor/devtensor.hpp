@@ -18,6 +18,7 @@
 #include <devtensor/ops/add.hpp>
 #include <devtensor/ops/arithmetic.hpp>
 #include <devtensor/ops/compare.hpp>
+#include <devtensor/ops/extremes.hpp>
 #include <devtensor/ops/fill.hpp>
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/ops/matmul.hpp>
@@ -27,5 +28,7 @@
 #include <devtensor/ops/sum.hpp>
 #include <devtensor/ops/unary_math.hpp>
 #include <devtensor/ops/factories.hpp>
+#include <devtensor/ops/logical.hpp>
+#include <devtensor/ops/softmax.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/sequential.hpp>

@@ -50,7 +50,16 @@ std::size_t every_element_op(const D& dev) {
     dt::fill(out, T(0));
     sink += static_cast<std::size_t>(dt::sum(a).item()) + dt::sum(a, {1}, true).to_vector().size();
     sink += dt::sum(a.t(), {0, 1}).to_vector().size();
-    if constexpr (std::is_floating_point_v<T>) sink += dt::mean(a, {0}).to_vector().size();
+    if constexpr (std::is_floating_point_v<T>) {
+        sink += dt::mean(a, {0}).to_vector().size() + dt::softmax(a, 1).to_vector().size();
+        sink += dt::log_softmax(a, 0).to_vector().size() + dt::exp(a / b).to_vector().size();
+        sink += dt::allclose(a, c) ? 1u : 0u;
+    }
+    sink += static_cast<std::size_t>(dt::amax(a).item()) + static_cast<std::size_t>(dt::argmin(a, 1).numel());
+    sink += dt::any(a > b).item() ? 1u : 0u;
+    sink += dt::equal(a, c) ? 1u : 0u;
+    sink += dt::where(a != c, dt::maximum(a, b), dt::clamp(a, 0, 1)).to_vector().size();
+    if constexpr (!std::is_same_v<T, bool>) sink += (-(a - 1) * 2).to_vector().size();
 
     const dt::tensor<T> any = a.to(dt::device{});  // the run-time device handle
     sink += static_cast<std::size_t>(dt::tensor_cast<dt::cpu_device>(any).numel());

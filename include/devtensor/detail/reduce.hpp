@@ -20,7 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace devtensor::detail {
 
@@ -56,12 +56,22 @@ struct reduce_plan {
     }
 };
 
-/// Element q of a chunk read at x with step `step`, as the accumulator type A.
+/// The accumulator of an element `value` at position `index` of its reduction: the
+/// value converted, or for an accumulator that keeps positions (argmax), both.
+template <class A, class TI>
+DEVTENSOR_HOST_DEVICE inline A reduce_input(TI value, std::int64_t index) {
+    if constexpr (requires { A::of(value, index); }) return A::of(value, index);
+    else return static_cast<A>(value);
+}
+
+/// Element q of a chunk read at x with step `step`, as the accumulator type A; the
+/// chunk starts at position `first` of its reduction.
 template <class A, class TI>
 struct strided_read {
     const TI* x;
     std::int64_t step;
-    DEVTENSOR_HOST_DEVICE A operator()(std::int64_t q) const { return static_cast<A>(x[q * step]); }
+    std::int64_t first;
+    DEVTENSOR_HOST_DEVICE A operator()(std::int64_t q) const { return reduce_input<A>(x[q * step], first + q); }
 };
 
 /// Chain l of a chunk of `length` elements, element q read as at(q): the chunk's
@@ -108,13 +118,13 @@ DEVTENSOR_HOST_DEVICE inline A combine_pairwise(const R& r, A* p, std::int64_t c
 template <class A, class R, class TI>
 A reduce_order_output(const R& r, const reduce_plan& p, const TI* in, std::int64_t o, std::int64_t j) {
     const std::int64_t chunks = p.chunks();
-    std::vector<A> partials(static_cast<std::size_t>(chunks));
+    const std::unique_ptr<A[]> partials(new A[static_cast<std::size_t>(chunks)]);  // A may be bool
     for (std::int64_t c = 0; c < chunks; ++c) {
-        partials[static_cast<std::size_t>(c)] =
+        partials[c] =
             reduce_chunk_order(r, r.template identity<A>(), p.chunk_length(c),
-                               strided_read<A, TI>{in + p.chunk_offset(o, c, j), p.n_stride});
+                               strided_read<A, TI>{in + p.chunk_offset(o, c, j), p.n_stride, c * reduce_chunk});
     }
-    return r.finish(combine_pairwise(r, partials.data(), chunks, 1), p.n);
+    return r.finish(combine_pairwise(r, partials.get(), chunks, 1), p.n);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -82,6 +82,13 @@ tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in,
                          bool keepdim) {
     check_defined(made.op, {{"input", in.defined()}});
     const auto reduced = reduced_dims(made.op, dims, in.shape().rank());
+    if constexpr (requires { R::needs_elements; }) {
+        std::int64_t n = 1;
+        for (std::size_t d = 0; d < in.shape().rank(); ++d) n *= reduced[d] ? in.shape()[d] : 1;
+        if (n == 0)
+            throw shape_error(std::string("devtensor::") + made.op + ": the reduced dimensions of " +
+                              in.shape().to_string() + " hold no element (the result would have no value)");
+    }
     tensor<TO, D> out(reduced_shape(in.shape(), reduced, keepdim), in.device(), made);
     tensor<T, D> source = in;
     std::optional<reduce_plan> plan = plan_in_place(in.shape(), in.strides(), reduced);

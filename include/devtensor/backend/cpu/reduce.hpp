@@ -13,16 +13,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
-#include <vector>
 
 namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Chunk c of row o (the plan's inner is 1), read at x with step `step`.
+/// A chunk of `length` elements of a row read at x with step `step`, starting at
+/// position `first` of the row.
 template <class A, class R, class TI>
-A reduce_row_chunk(const R& r, const TI* x, std::int64_t step, std::int64_t length) {
+A reduce_row_chunk(const R& r, const TI* x, std::int64_t step, std::int64_t length, std::int64_t first) {
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (vectorizing<R> && has_vector_loop<A> && std::is_same_v<TI, A>) {
         if (step == 1) {  // chain l is lane l % lanes of vector l / lanes
@@ -41,7 +42,7 @@ A reduce_row_chunk(const R& r, const TI* x, std::int64_t step, std::int64_t leng
         }
     }
 #endif
-    return detail::reduce_chunk_order(r, r.template identity<A>(), length, detail::strided_read<A, TI>{x, step});
+    return detail::reduce_chunk_order(r, r.template identity<A>(), length, detail::strided_read<A, TI>{x, step, first});
 }
 
 /// Neighbouring outputs handled together by a chunk of columns: 1 KiB of each row
@@ -65,10 +66,12 @@ void reduce_column_chunk(const R& r, const detail::reduce_plan& p, const TI* in,
         for (int l = 0; l < L && q0 + l < length; ++l) {
             A* chain = acc[l];
             const TI* row = x + (q0 + l) * p.n_stride;
+            const std::int64_t index = c * detail::reduce_chunk + q0 + l;
             if (p.inner_stride == 1)
-                for (std::int64_t w = 0; w < width; ++w) chain[w] = r(chain[w], static_cast<A>(row[w]));
+                for (std::int64_t w = 0; w < width; ++w) chain[w] = r(chain[w], detail::reduce_input<A>(row[w], index));
             else
-                for (std::int64_t w = 0; w < width; ++w) chain[w] = r(chain[w], static_cast<A>(row[w * p.inner_stride]));
+                for (std::int64_t w = 0; w < width; ++w)
+                    chain[w] = r(chain[w], detail::reduce_input<A>(row[w * p.inner_stride], index));
         }
     for (std::int64_t w = 0; w < width; ++w) {
         A chains[static_cast<std::size_t>(L)];
@@ -84,7 +87,8 @@ template <class A, class R, class TO, class TI>
 void reduce(const R& r, const detail::reduce_plan& p, TO* out, const TI* in) {
     const std::int64_t outputs = p.outputs(), chunks = p.chunks();
     if (outputs == 0) return;
-    std::vector<A> buffer(chunks > 1 ? static_cast<std::size_t>(outputs * chunks) : 0);
+    // (not std::vector: A may be bool)
+    const std::unique_ptr<A[]> buffer(chunks > 1 ? new A[static_cast<std::size_t>(outputs * chunks)] : nullptr);
     // the result of chunk c of outputs (o, j0 .. j0 + width): finished, or kept for combining
     const auto put = [&](std::int64_t o, std::int64_t c, std::int64_t j0, std::int64_t width, const A* part) {
         for (std::int64_t w = 0; w < width; ++w) {
@@ -99,7 +103,7 @@ void reduce(const R& r, const detail::reduce_plan& p, TO* out, const TI* in) {
                                  for (std::int64_t item = begin; item < end; ++item) {
                                      const std::int64_t o = item / chunks, c = item % chunks;
                                      const A part = reduce_row_chunk<A>(r, in + p.chunk_offset(o, c, 0), p.n_stride,
-                                                                        p.chunk_length(c));
+                                                                        p.chunk_length(c), c * detail::reduce_chunk);
                                      put(o, c, 0, 1, &part);
                                  }
                              });
@@ -122,7 +126,7 @@ void reduce(const R& r, const detail::reduce_plan& p, TO* out, const TI* in) {
                          [&](std::int64_t begin, std::int64_t end) {
                              for (std::int64_t k = begin; k < end; ++k) {
                                  const std::int64_t o = k / p.inner, j = k % p.inner;
-                                 A* first = buffer.data() + o * chunks * p.inner + j;
+                                 A* first = buffer.get() + o * chunks * p.inner + j;
                                  out[k] = static_cast<TO>(r.finish(detail::combine_pairwise(r, first, chunks, p.inner), p.n));
                              }
                          });

@@ -1,5 +1,5 @@
 // Every __global__ kernel of kernels.cuh, once: the instantiations the CUDA test
-// binary holds, and the emulator test (tests/test_cuda_emulator.cpp) that runs its
+// binary holds, and the emulator test (a doctest case whose name says "emulat") that runs its
 // body on the CPU. scripts/kernel-report.py parses this list to compile and check
 // the kernels and fails when kernels.cuh defines a kernel it does not name;
 // test_cuda_emulator.cpp fails when a line names no emulator test. A new kernel is

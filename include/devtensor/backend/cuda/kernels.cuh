@@ -78,6 +78,19 @@ __global__ void randint_kernel(T* out, I n, std::int64_t low, std::uint64_t rang
     randint_phase(out, n, low, range, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
+/// v from lane (this lane + w) of a group of `width` lanes in `mask`; an accumulator
+/// with a position (argmax) moves both fields.
+template <class A>
+__device__ A shuffle_down(unsigned mask, A v, int w, int width) {
+    if constexpr (requires { v.index; }) {
+        v.value = __shfl_down_sync(mask, v.value, w, width);
+        v.index = __shfl_down_sync(mask, v.index, w, width);
+        return v;
+    } else {
+        return __shfl_down_sync(mask, v, w, width);
+    }
+}
+
 /// A row reduction: L lanes per chunk, each one chain, folded by shuffles in
 /// fold_pairwise's order (lane i takes lane i + w's value for w = L/2, ..., 1).
 template <class A, class R, class TO, class TI>
@@ -89,7 +102,7 @@ __global__ void reduce_rows_kernel(R r, detail::reduce_plan p, TO* out, A* parti
     const std::int64_t items = p.outer * p.chunks();
     for (std::int64_t item = grid_thread<std::int64_t>() / L; item < items; item += grid_threads<std::int64_t>() / L) {
         A c = reduce_row_lane<A>(r, p, in, item, lane);
-        for (int w = L / 2; w > 0; w /= 2) c = r(c, __shfl_down_sync(group, c, w, L));
+        for (int w = L / 2; w > 0; w /= 2) c = r(c, shuffle_down(group, c, w, L));
         if (lane == 0) reduce_put(r, p, item, c, out, partials);
     }
 }

@@ -23,7 +23,7 @@ DEVTENSOR_HOST_DEVICE inline A reduce_row_lane(const R& r, const detail::reduce_
     const std::int64_t chunks = p.chunks(), o = item / chunks, c = item % chunks;
     return detail::reduce_chain<detail::reduce_chains<A>>(
         r, r.template identity<A>(), p.chunk_length(c), lane,
-        detail::strided_read<A, TI>{in + p.chunk_offset(o, c, 0), p.n_stride});
+        detail::strided_read<A, TI>{in + p.chunk_offset(o, c, 0), p.n_stride, c * detail::reduce_chunk});
 }
 
 /// Chunk `item` (= (o * chunks + c) * inner + j) of a column reduction, folded.
@@ -33,7 +33,8 @@ DEVTENSOR_HOST_DEVICE inline A reduce_column_item(const R& r, const detail::redu
     const std::int64_t chunks = p.chunks(), j = item % p.inner, c = item / p.inner % chunks,
                        o = item / (p.inner * chunks);
     return detail::reduce_chunk_order(r, r.template identity<A>(), p.chunk_length(c),
-                                      detail::strided_read<A, TI>{in + p.chunk_offset(o, c, j), p.n_stride});
+                                      detail::strided_read<A, TI>{in + p.chunk_offset(o, c, j), p.n_stride,
+                                                                  c * detail::reduce_chunk});
 }
 
 /// Where chunk result `item` (ordered [outer, chunks, inner]) goes: finished into

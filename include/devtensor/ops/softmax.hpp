@@ -1,0 +1,41 @@
+// softmax and log_softmax along one dimension, from the ops they are made of
+// (amax, sub, exp, sum, div, log): the same bits on every device by construction.
+#pragma once
+
+#include <devtensor/ops/arithmetic.hpp>
+#include <devtensor/ops/extremes.hpp>
+#include <devtensor/ops/factories.hpp>
+#include <devtensor/ops/sum.hpp>
+#include <devtensor/ops/unary_math.hpp>
+
+#include <cstdint>
+
+namespace devtensor {
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// exp(x - max) / sum(exp(x - max)) along `dim` (torch.softmax); floating types.
+template <class T, class D>
+[[nodiscard]] tensor<T, D> softmax(const tensor<T, D>& x, std::int64_t dim) {
+    DEVTENSOR_STATIC_CHECK_FLOATING("softmax", T);
+    DEVTENSOR_STATIC_CHECK_KERNELS("softmax", D);
+    detail::check_defined("softmax", {{"input", x.defined()}});
+    if (x.numel() == 0) return empty_like(x);
+    const auto e = exp(x - amax(x, {dim}, true));
+    return e / sum(e, {dim}, true);
+}
+
+/// (x - max) - log(sum(exp(x - max))) along `dim` (torch.log_softmax); floating types.
+template <class T, class D>
+[[nodiscard]] tensor<T, D> log_softmax(const tensor<T, D>& x, std::int64_t dim) {
+    DEVTENSOR_STATIC_CHECK_FLOATING("log_softmax", T);
+    DEVTENSOR_STATIC_CHECK_KERNELS("log_softmax", D);
+    detail::check_defined("log_softmax", {{"input", x.defined()}});
+    if (x.numel() == 0) return empty_like(x);
+    const auto shifted = x - amax(x, {dim}, true);
+    return shifted - log(sum(exp(shifted), {dim}, true));
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor

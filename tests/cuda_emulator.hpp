@@ -198,9 +198,9 @@ void emulate_launch(const cu::gemm_params<T>& p) {
         case cu::gemm_kernel_choice::gemv_batch_4: return emulate_gemv<cu::gemv_tile<T, 4>>(p);
         case cu::gemm_kernel_choice::gemv_batch_16: return emulate_gemv<cu::gemv_tile<T, cu::gemv_max_batch>>(p);
         case cu::gemm_kernel_choice::tile_large:
-            if constexpr (sizeof(T) == 4) return emulate_gemm<cu::gemm_tile_large>(p);
+            if constexpr (sizeof(T) == 4) return emulate_gemm<cu::gemm_block_shape_large>(p);
             [[fallthrough]];
-        case cu::gemm_kernel_choice::tile_small: return emulate_gemm<cu::gemm_tile_small>(p);
+        case cu::gemm_kernel_choice::tile_small: return emulate_gemm<cu::gemm_block_shape_small>(p);
     }
 }
 

@@ -320,8 +320,8 @@ TEST_CASE("the emulated gemm and gemv bodies pass their barriers and cp.async gr
     // small tile, k = 33: three stages of 16 (the last one row deep): two barriers and one commit a stage, plus the first
     std::vector<float> a(64 * 33, 1.f), b(33 * 64, 1.f), c(64 * 64);
     const cu::gemm_params<float> p{64, 64, 33, a.data(), 33, 1, b.data(), 64, 1, c.data(), 64, nullptr};
-    emulated_block gemm(cu::gemm_tile_small::threads, 0);
-    cu::gemm_block<cu::gemm_tile_small>(gemm, p, 1, 1);
+    emulated_block gemm(cu::gemm_block_shape_small::threads, 0);
+    cu::gemm_block<cu::gemm_block_shape_small>(gemm, p, 1, 1);
     CHECK(gemm.error().empty());
     CHECK(gemm.barriers() == 6);
     CHECK(gemm.commits() == 4);
@@ -389,7 +389,7 @@ std::vector<T> reference(const cu::gemm_params<T>& p, bool gemv_order) {
 /// misaligned row stride: the bits of the GEMM order, and of the CPU's matmul
 /// and linear where they take it (m > 16).
 template <class S, class T>
-void check_gemm_tile(const std::vector<mnk>& cases) {
+void check_gemm_block_shape(const std::vector<mnk>& cases) {
     dt::generator gen(4);
     for (const auto [m, n, k] : cases) {
         CAPTURE(m);
@@ -430,7 +430,7 @@ void check_gemm_tile(const std::vector<mnk>& cases) {
 
 TEST_CASE("emulated gemm kernel, large fp32 tile, matches the cpu gemm for sizes off the tile") {
     // n = 130: the last run of 4 columns holds 2 (a partial 16-byte copy); n = 66: rows misaligned.
-    check_gemm_tile<cu::gemm_tile_large, float>({{1, 1, 1}, {129, 130, 33}, {5, 66, 16}, {130, 4, 0}, {17, 40, 300}});
+    check_gemm_block_shape<cu::gemm_block_shape_large, float>({{1, 1, 1}, {129, 130, 33}, {5, 66, 16}, {130, 4, 0}, {17, 40, 300}});
 }
 
 TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries") {
@@ -445,7 +445,7 @@ TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries"
         std::copy(a.data(), a.data() + m * k, sa.data);
         std::copy(b.data(), b.data() + k * n, sb.data);
         const cu::gemm_params<T> p{m, n, k, sa.data, k, 1, sb.data, n, 1, sc.data, n, bias.data()};
-        emulate_gemm<cu::gemm_tile_small>(p);
+        emulate_gemm<cu::gemm_block_shape_small>(p);
         check_bits(values_of(sc.data, m * n), reference(p, false));
     };
     for (const std::int64_t n : {4, 5, 66}) {
@@ -457,8 +457,8 @@ TEST_CASE("emulated gemm kernel with operands and output off 16-byte boundaries"
 TEST_CASE("emulated gemm kernel, small tile, matches the cpu gemm in fp32 and fp64") {
     const std::vector<mnk> cases = {{1, 1, 1},    {7, 7, 7},     {33, 65, 17}, {64, 64, 16}, {100, 3, 70},
                                     {3, 130, 31}, {129, 1, 2},   {5, 4, 0},    {65, 68, 48}, {20, 9, 513}};
-    check_gemm_tile<cu::gemm_tile_small, float>(cases);
-    check_gemm_tile<cu::gemm_tile_small, double>(cases);
+    check_gemm_block_shape<cu::gemm_block_shape_small, float>(cases);
+    check_gemm_block_shape<cu::gemm_block_shape_small, double>(cases);
 }
 
 namespace {

@@ -4,7 +4,10 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 TEST_CASE_TEMPLATE("mul broadcasts, with the out-variant and *=", T, float, double, std::int32_t, std::int64_t,
@@ -71,6 +74,122 @@ TEST_CASE("large elementwise ops agree on every thread count (vector, streaming 
     dt::set_num_threads(threads_before);
 }
 
+// ---- undefined and empty operands, conversions -----------------------------------------------
+
+TEST_CASE("mul and relu refuse an undefined operand with a sentence") {
+    const dt::tensor<float, dt::cpu_device> undefined;
+    const dt::tensor<float> undefined_any;
+    const auto real = dt::ones<float>({2});
+    CHECK_ERROR(dt::error, dt::mul(real, undefined), "devtensor::mul", "undefined");
+    CHECK_ERROR(dt::error, dt::mul(undefined, real), "devtensor::mul", "undefined");
+    CHECK_ERROR(dt::error, dt::mul(undefined_any, undefined_any), "devtensor::mul", "undefined");
+    CHECK_ERROR(dt::error, real * undefined, "undefined");
+    auto out = dt::empty<float>({2});
+    CHECK_ERROR(dt::error, dt::mul(real, real, undefined), "devtensor::mul", "out", "undefined");
+    CHECK_ERROR(dt::error, dt::mul(real, undefined, out), "devtensor::mul", "undefined");
+    CHECK_ERROR(dt::error, dt::relu(undefined), "devtensor::relu", "undefined");
+    CHECK_ERROR(dt::error, dt::relu(undefined_any), "devtensor::relu", "undefined");
+    auto in_place = undefined;
+    CHECK_ERROR(dt::error, dt::relu_(in_place), "devtensor::relu_", "undefined");
+}
+
+TEST_CASE_TEMPLATE("mul, relu and to<U>() of empty tensors give empty tensors", T, float, double, std::int32_t) {
+    for (const dt::shape& s : {dt::shape{0}, dt::shape{3, 0}}) {
+        CAPTURE(s);
+        const auto a = dt::ones<T>(s), b = dt::ones<T>(s);
+        const auto c = dt::mul(a, b);
+        CHECK(c.shape() == s);
+        CHECK(c.numel() == 0);
+        CHECK(c.to_vector().empty());
+        CHECK((a * dt::ones<T>({0})).shape() == s);  // broadcast against an empty row
+        auto out = dt::empty<T>(s);
+        dt::mul(a, b, out);
+        CHECK(out.numel() == 0);
+        auto d = a.clone();
+        d *= b;
+        CHECK(d.shape() == s);
+        const auto r = dt::relu(a);
+        CHECK(r.shape() == s);
+        CHECK(r.numel() == 0);
+        auto z = a.clone();
+        dt::relu_(z);
+        CHECK(z.shape() == s);
+        const auto i = a.template to<std::int64_t>();
+        CHECK(i.shape() == s);
+        CHECK(i.to_vector().empty());
+        const auto f = a.template to<float>();
+        CHECK(f.shape() == s);
+        CHECK(f.numel() == 0);
+        CHECK(a.template to<bool>().shape() == s);
+    }
+    CHECK_ERROR(dt::shape_error, dt::mul(dt::ones<T>({3, 0}), dt::ones<T>({2})), "devtensor::mul", "[3, 0]", "[2]");
+}
+
+namespace {
+/// The bytes of a tensor's elements, for bit-for-bit comparisons (NaN and -0 included).
+template <class T, class D>
+std::vector<unsigned char> bytes_of(const dt::tensor<T, D>& t) {
+    const auto values = t.contiguous().cpu().to_vector();
+    std::vector<unsigned char> result(sizeof(T) * values.size());
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no data()
+        for (std::size_t i = 0; i < values.size(); ++i) result[i] = values[i] ? 1 : 0;
+    } else if (!values.empty()) {
+        std::memcpy(result.data(), values.data(), result.size());
+    }
+    return result;
+}
+
+/// n values in about [-3000, 3000) with fractions, negative zeros and exact halves.
+std::vector<double> conversion_inputs(std::int64_t n) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const double x = static_cast<double>((i * 2654435761u) % 600000u) / 100.0 - 3000.0;
+        v[i] = i % 97 == 0 ? -0.0 : i % 89 == 0 ? static_cast<double>(i % 300) + 0.5 : x;
+    }
+    return v;
+}
+
+/// Every conversion of x (double) and of its float copy, as bytes, in one list.
+template <class D>
+std::vector<std::vector<unsigned char>> conversions_of(const dt::tensor<double, D>& x) {
+    const auto xf = x.template to<float>();
+    const auto strided = x.view({x.numel() / 7, 7}).t();  // a view: the strided path
+    return {bytes_of(x.template to<int>()),          bytes_of(x.template to<float>()),
+            bytes_of(x.template to<std::int64_t>()), bytes_of(x.template to<std::int16_t>()),
+            bytes_of(x.template to<bool>()),         bytes_of(xf.template to<int>()),
+            bytes_of(xf.template to<double>()),      bytes_of(xf.template to<std::int64_t>()),
+            bytes_of(xf.template to<bool>()),        bytes_of(strided.template to<float>()),
+            bytes_of(strided.template to<int>())};
+}
+}  // namespace
+
+TEST_CASE("conversions give the same bits on 1, 2 and 7 threads (large enough to be split)") {
+    const std::int64_t n = 7 * 180001;  // > 1M elements, not a multiple of any vector width
+    const auto x = dt::from_values<double>(conversion_inputs(n), {n});
+    std::vector<std::vector<unsigned char>> first;
+    const int threads_before = dt::get_num_threads();
+    for (const int threads : {1, 2, 7}) {
+        CAPTURE(threads);
+        dt::set_num_threads(threads);
+        const auto got = conversions_of(x);
+        if (first.empty()) {
+            first = got;
+        } else {
+            REQUIRE(got.size() == first.size());
+            for (std::size_t k = 0; k < got.size(); ++k) {
+                CAPTURE(k);
+                CHECK(got[k] == first[k]);
+            }
+        }
+    }
+    dt::set_num_threads(threads_before);
+    // spot checks of the values themselves: truncation toward zero, as PyTorch
+    const auto i = x.to<int>();
+    const auto xs = x.to_vector();
+    const auto is = i.to_vector();
+    for (std::size_t k = 0; k < xs.size(); k += 4099) CHECK(is[k] == static_cast<int>(xs[k]));
+}
+
 #if DEVTENSOR_HAS_CUDA
 DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu mul and relu match the cpu bit for bit", T, float, double, std::int32_t,
                                  std::int64_t) {
@@ -78,5 +197,27 @@ DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu mul and relu match the cpu bit for bit", T
     CHECK((a.cuda() * b.cuda()).to_vector() == (a * b).to_vector());
     CHECK((a.cuda().t() * a.cuda().t()).to_vector() == (a.t() * a.t()).to_vector());
     CHECK(dt::relu(a.cuda()).to_vector() == dt::relu(a).to_vector());
+}
+DEVTENSOR_GPU_TEST_CASE("gpu mul and relu refuse an undefined operand; empty operands give empty results") {
+    const dt::tensor<float, dt::cuda_device> undefined;
+    const auto real = dt::ones<float>({2}, dt::cuda_device{});
+    CHECK_ERROR(dt::error, dt::mul(real, undefined), "devtensor::mul", "undefined");
+    CHECK_ERROR(dt::error, dt::mul(undefined, real), "devtensor::mul", "undefined");
+    CHECK_ERROR(dt::error, dt::relu(undefined), "devtensor::relu", "undefined");
+    for (const dt::shape& s : {dt::shape{0}, dt::shape{3, 0}}) {
+        CAPTURE(s);
+        const auto a = dt::ones<float>(s, dt::cuda_device{});
+        CHECK(dt::mul(a, a).shape() == s);
+        CHECK((a * dt::ones<float>({0}, dt::cuda_device{})).shape() == s);
+        CHECK(dt::relu(a).shape() == s);
+        CHECK(a.to<int>().shape() == s);
+        CHECK(a.to<double>().to_vector().empty());
+    }
+}
+
+DEVTENSOR_GPU_TEST_CASE("gpu conversions match the cpu bit for bit") {
+    const std::int64_t n = 7 * 180001;
+    const auto x = dt::from_values<double>(conversion_inputs(n), {n});
+    CHECK(conversions_of(x.cuda()) == conversions_of(x));
 }
 #endif

@@ -136,7 +136,8 @@ TEST_CASE("the vector Philox paths give the scalar bits, across the 32-bit count
                 for (std::int64_t q = 0; q < (n + 3) / 4; ++q)
                     dt::detail::uniform_block(scalar.data(), n, seed, first_block, q);
                 std::vector<float> dispatched(scalar.size());
-                cpu::uniform(dispatched.data(), n, seed, first_block);  // what rand runs here
+                cpu::philox_fill(dt::detail::uniform_distribution{}, dispatched.data(), n, seed,
+                                 first_block);  // what rand runs here
                 CHECK(dispatched == scalar);
 #if DEVTENSOR_HAS_X86_KERNELS
                 const std::int64_t whole = n / 4 / 16 * 16;  // blocks both vector widths cover

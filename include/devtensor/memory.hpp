@@ -10,6 +10,7 @@
 #include <devtensor/device_count.hpp>  // require_available
 #include <devtensor/detail/allocation_registry.hpp>
 #include <devtensor/detail/host_pool.hpp>
+#include <devtensor/detail/per_device.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/origin.hpp>
 
@@ -18,12 +19,10 @@
 #endif
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,8 +47,8 @@ struct memory_counters {
 
 /// Counters of `d`.
 inline memory_counters& counters(const device& d) {
-    static std::array<memory_counters, 1 + DEVTENSOR_MAX_CUDA_DEVICES> all;
-    return all[device_slot(d)];
+    static per_device<memory_counters> all;
+    return all[d];
 }
 
 /// "1.50 GiB (1610612736 bytes)"-style figure for messages.
@@ -121,20 +120,16 @@ inline std::string allocating(std::size_t bytes, const origin& made = {}) {
 /// settings (keep freed memory cached) and its statistics are devtensor's alone,
 /// whatever other libraries do with cudaMallocAsync or cudaDeviceSetMemPool.
 inline cudaMemPool_t cuda_pool(int ordinal) {
-    static std::array<cudaMemPool_t, DEVTENSOR_MAX_CUDA_DEVICES> pools{};
-    static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
-    const auto slot = static_cast<std::size_t>(ordinal);
-    std::call_once(once[slot], [ordinal, slot] {
+    static per_device<cudaMemPool_t> pools;
+    return pools.once(ordinal, [ordinal](cudaMemPool_t& pool) {
         cudaMemPoolProps props{};
         props.allocType = cudaMemAllocationTypePinned;
         props.location.type = cudaMemLocationTypeDevice;
         props.location.id = ordinal;
-        DEVTENSOR_CUDA_CHECK(cudaMemPoolCreate(&pools[slot], &props));
+        DEVTENSOR_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
         std::uint64_t keep_all = UINT64_MAX;
-        DEVTENSOR_CUDA_CHECK(
-            cudaMemPoolSetAttribute(pools[slot], cudaMemPoolAttrReleaseThreshold, &keep_all));
+        DEVTENSOR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
     });
-    return pools[slot];
 }
 
 inline std::size_t cuda_reserved(int ordinal) {

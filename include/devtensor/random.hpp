@@ -8,10 +8,12 @@
 #include <devtensor/config.hpp>  // DEVTENSOR_HOST_DEVICE
 #include <devtensor/detail/arith.hpp>
 #include <devtensor/detail/math.hpp>  // log, sqrt, sincos_2pi for Box–Muller
+#include <devtensor/detail/per_device.hpp>
 #include <devtensor/device.hpp>
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace devtensor {
@@ -79,17 +81,42 @@ DEVTENSOR_HOST_DEVICE inline void uniform_values(std::uint64_t seed, std::uint64
     }
 }
 
-/// Writes the elements of block `q` of a uniform [0, 1) fill of `n` elements:
-/// elements [q*E, q*E + E) ∩ [0, n) from Philox block first_block + q.
-template <class T>
-DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uint64_t seed,
-                                                std::uint64_t first_block, std::int64_t q) {
-    constexpr int per_block = elements_per_philox_block<T>;
-    T values[elements_per_philox_block<T>];  // the type uniform_values takes
-    uniform_values(seed, first_block + static_cast<std::uint64_t>(q), values);
+/// A distribution on the Philox stream, the one thing rand, randn and randint
+/// differ in: `per_block<T>` values of T from each Philox block, and
+/// `words_per_element<T>` Philox numbers reserved per element (per_block<T> *
+/// words_per_element<T> == 4). uniform_distribution below is the model.
+/// rand: uniform [0, 1) values (uniform_values).
+struct uniform_distribution {
+    template <class T>
+    static constexpr int per_block = elements_per_philox_block<T>;
+    template <class T>
+    static constexpr int words_per_element = philox_words_per_element<T>;
+    /// The per_block<T> values of Philox block `block` of the stream of key `seed`.
+    template <class T>
+    DEVTENSOR_HOST_DEVICE void operator()(std::uint64_t seed, std::uint64_t block, T (&values)[per_block<T>]) const {
+        uniform_values(seed, block, values);
+    }
+};
+
+/// Writes the elements of block `q` of a fill of `n` elements from `dist`:
+/// elements [q*E, q*E + E) ∩ [0, n), E = Dist::per_block<T>, from Philox block first_block + q.
+template <class Dist, class T>
+DEVTENSOR_HOST_DEVICE inline void philox_fill_block(const Dist& dist, T* out, std::int64_t n, std::uint64_t seed,
+                                                    std::uint64_t first_block, std::int64_t q) {
+    constexpr int per_block = Dist::template per_block<T>;
+    T values[static_cast<std::size_t>(per_block)];
+    dist(seed, first_block + static_cast<std::uint64_t>(q), values);
     const std::int64_t first = q * per_block;
     for (int e = 0; e < per_block && first + e < n; ++e) out[first + e] = values[e];
 }
+
+/// philox_fill_block of the uniform distribution (rand).
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void uniform_block(T* out, std::int64_t n, std::uint64_t seed,
+                                                std::uint64_t first_block, std::int64_t q) {
+    philox_fill_block(uniform_distribution{}, out, n, seed, first_block, q);
+}
+
 // ---- randn ---------------------------------------------------------------------------------
 
 /// 24 random bits to a float in (0, 1]: 0 never comes, so its log is finite.
@@ -133,16 +160,17 @@ DEVTENSOR_HOST_DEVICE inline void normal_values(std::uint64_t seed, std::uint64_
     }
 }
 
-/// normal_values' counterpart of uniform_block.
-template <class T>
-DEVTENSOR_HOST_DEVICE inline void normal_block(T* out, std::int64_t n, std::uint64_t seed,
-                                               std::uint64_t first_block, std::int64_t q) {
-    constexpr int per_block = elements_per_philox_block<T>;
-    T values[elements_per_philox_block<T>];
-    normal_values(seed, first_block + static_cast<std::uint64_t>(q), values);
-    const std::int64_t first = q * per_block;
-    for (int e = 0; e < per_block && first + e < n; ++e) out[first + e] = values[e];
-}
+/// randn: standard normal values (normal_values).
+struct normal_distribution {
+    template <class T>
+    static constexpr int per_block = elements_per_philox_block<T>;
+    template <class T>
+    static constexpr int words_per_element = philox_words_per_element<T>;
+    template <class T>
+    DEVTENSOR_HOST_DEVICE void operator()(std::uint64_t seed, std::uint64_t block, T (&values)[per_block<T>]) const {
+        normal_values(seed, block, values);
+    }
+};
 
 // ---- randint -------------------------------------------------------------------------------
 
@@ -168,17 +196,22 @@ DEVTENSOR_HOST_DEVICE inline T randint_value(std::uint32_t hi, std::uint32_t lo,
     return static_cast<T>(v);  // in T's range: randint checks [low, high) fits T
 }
 
-/// The randint_per_philox_block integers of block `q` of a fill of `n`.
-template <class T>
-DEVTENSOR_HOST_DEVICE inline void randint_block(T* out, std::int64_t n, std::uint64_t seed,
-                                                std::uint64_t first_block, std::int64_t low,
-                                                std::uint64_t range, std::int64_t q) {
-    std::uint32_t ctr[4];
-    philox_block(seed, first_block + static_cast<std::uint64_t>(q), ctr);
-    const std::int64_t first = q * randint_per_philox_block;
-    for (int e = 0; e < randint_per_philox_block && first + e < n; ++e)
-        out[first + e] = randint_value<T>(ctr[2 * e], ctr[2 * e + 1], low, range);
-}
+/// randint: integers in [low, low + range) (randint_value), two words each, whatever T.
+struct randint_distribution {
+    std::int64_t low;
+    std::uint64_t range;  ///< >= 1
+    template <class T>
+    static constexpr int per_block = randint_per_philox_block;
+    template <class T>
+    static constexpr int words_per_element = 4 / randint_per_philox_block;
+    template <class T>
+    DEVTENSOR_HOST_DEVICE void operator()(std::uint64_t seed, std::uint64_t block, T (&values)[per_block<T>]) const {
+        std::uint32_t ctr[4];
+        philox_block(seed, block, ctr);
+        for (int e = 0; e < randint_per_philox_block; ++e)
+            values[e] = randint_value<T>(ctr[2 * e], ctr[2 * e + 1], low, range);
+    }
+};
 
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
@@ -237,8 +270,8 @@ private:
 
 /// The generator random ops on `dev` use when none is given (one per device).
 inline generator& default_generator(const device& d) {
-    static generator generators[1 + DEVTENSOR_MAX_CUDA_DEVICES];
-    return generators[detail::device_slot(d)];
+    static detail::per_device<generator> generators;
+    return generators[d];
 }
 
 /// Seeds the default generator of every device (torch.manual_seed).

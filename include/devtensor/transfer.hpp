@@ -6,6 +6,7 @@
 // unless transfer::disallow_explicit is asked for.
 #pragma once
 
+#include <devtensor/detail/per_device.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/origin.hpp>
@@ -117,8 +118,8 @@ struct transfer_ledger {
 };
 
 inline transfer_ledger& ledger(const device& d) {
-    static std::array<transfer_ledger, 1 + DEVTENSOR_MAX_CUDA_DEVICES> all;
-    return all[device_slot(d)];
+    static per_device<transfer_ledger> all;
+    return all[d];
 }
 
 /// Counts a copy that happened: on each GPU it touched, and on the CPU for host copies.

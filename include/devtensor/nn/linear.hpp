@@ -2,9 +2,9 @@
 #pragma once
 
 #include <devtensor/detail/arith.hpp>
-#include <devtensor/backend/cpu/random.hpp>
 #include <devtensor/detail/op_checks.hpp>  // DEVTENSOR_STATIC_CHECK_FLOATING
 #include <devtensor/ops/linear.hpp>
+#include <devtensor/ops/random.hpp>  // fill_uniform
 #include <devtensor/random.hpp>
 #include <devtensor/tensor.hpp>
 
@@ -78,9 +78,7 @@ private:
         // so an explicit copy for the transfer guard.
         const auto uniform = [&](const shape& s) {
             tensor<T, cpu_device> t(s, cpu_device{}, made);
-            const std::uint64_t first = gen.reserve_blocks(
-                static_cast<std::uint64_t>(t.numel()) * detail::philox_words_per_element<T>);
-            backend_cpu::uniform(t.data(), t.numel(), gen.seed(), first);
+            fill_uniform(t, gen);
             T* const w = t.data();  // the scaling, rounded step by step on every build (no fma)
             for (std::int64_t i = 0; i < t.numel(); ++i) w[i] = detail::add(-bound, detail::mul(w[i], T(2) * bound));
             if constexpr (!StaticCudaDevice<D>) {

@@ -22,50 +22,32 @@ namespace devtensor {
 namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-template <class T, class D>
-void uniform_any(const char* op, const tensor<T, D>& t, generator& gen) {
+/// Fills `t` from `dist` (detail::uniform_distribution, ...; random.hpp): reserves
+/// the Philox numbers its elements take from `gen`, then runs t's device's backend.
+/// The one path of every random op (and of nn::linear's initialisation).
+template <class Dist, class T, class D>
+void philox_any(const char* op, const Dist& dist, const tensor<T, D>& t, generator& gen) {
     check_defined(op, {{"the tensor", t.defined()}});
     const std::int64_t n = t.numel();
     const std::uint64_t first_block =
-        gen.reserve_blocks(static_cast<std::uint64_t>(n) * philox_words_per_element<T>);
+        gen.reserve_blocks(static_cast<std::uint64_t>(n) * Dist::template words_per_element<T>);
     on_device(
-        op, t.device(), [&] { backend_cpu::uniform(t.data(), n, gen.seed(), first_block); },
+        op, t.device(), [&] { backend_cpu::philox_fill(dist, t.data(), n, gen.seed(), first_block); },
         [&]([[maybe_unused]] auto ordinal) {
 #if DEVTENSOR_HAS_CUDA
-            backend_cuda::uniform(ordinal, t.data(), n, gen.seed(), first_block);
+            backend_cuda::philox_fill(ordinal, dist, t.data(), n, gen.seed(), first_block);
 #endif
         });
 }
 
-template <class T, class D>
-void normal_any(const char* op, const tensor<T, D>& t, generator& gen) {
-    check_defined(op, {{"the tensor", t.defined()}});
-    const std::int64_t n = t.numel();
-    const std::uint64_t first_block =
-        gen.reserve_blocks(static_cast<std::uint64_t>(n) * philox_words_per_element<T>);
-    on_device(
-        op, t.device(), [&] { backend_cpu::normal(t.data(), n, gen.seed(), first_block); },
-        [&]([[maybe_unused]] auto ordinal) {
-#if DEVTENSOR_HAS_CUDA
-            backend_cuda::normal(ordinal, t.data(), n, gen.seed(), first_block);
-#endif
-        });
-}
-
-template <class T, class D>
-void randint_any(const char* op, const tensor<T, D>& t, std::int64_t low, std::int64_t high, generator& gen) {
-    check_defined(op, {{"the tensor", t.defined()}});
-    const std::int64_t n = t.numel();
-    const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
-    // two Philox words per element (randint_per_philox_block), whatever T
-    const std::uint64_t first_block = gen.reserve_blocks(static_cast<std::uint64_t>(n) * 2);
-    on_device(
-        op, t.device(), [&] { backend_cpu::randint(t.data(), n, low, range, gen.seed(), first_block); },
-        [&]([[maybe_unused]] auto ordinal) {
-#if DEVTENSOR_HAS_CUDA
-            backend_cuda::randint(ordinal, t.data(), n, low, range, gen.seed(), first_block);
-#endif
-        });
+/// A new tensor of shape `s` on `dev` filled from `dist`, drawing from `gen`, or
+/// from dev's default generator when `gen` is null (looked up once the tensor exists).
+template <class T, class Dist, class D>
+tensor<T, D> philox_tensor(const char* op, const Dist& dist, const shape& s, const D& dev, generator* gen,
+                           call_site site) {
+    tensor<T, D> t(s, dev, {op, site});
+    philox_any(op, dist, t, gen != nullptr ? *gen : default_generator(dev));
+    return t;
 }
 
 DEVTENSOR_END_TU_NAMESPACE
@@ -98,6 +80,15 @@ void check_randint_bounds(std::int64_t low, std::int64_t high) {
              std::to_string(min) + " .. " + std::to_string(max) + (std::is_floating_point_v<T> ? " as integers" : ""));
 }
 
+DEVTENSOR_BEGIN_TU_NAMESPACE
+/// randint's distribution for [low, high), once check_randint_bounds<T> accepts it.
+template <class T>
+randint_distribution randint_distribution_of(std::int64_t low, std::int64_t high) {
+    check_randint_bounds<T>(low, high);
+    return {low, static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low)};
+}
+DEVTENSOR_END_TU_NAMESPACE
+
 }  // namespace detail
 
 #define DEVTENSOR_DETAIL_STATIC_CHECK_RANDINT(T)                                                   \
@@ -116,11 +107,11 @@ void fill_uniform(const tensor<T, D>& t, generator& gen) {
     DEVTENSOR_STATIC_CHECK_FLOATING("fill_uniform", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("fill_uniform", D);
     if (t.defined() && !t.is_contiguous()) {  // a view: drawn in its element order, then copied in
-        const tensor<T, D> drawn(t.shape(), t.device(), {"fill_uniform", call_site{}});
-        detail::uniform_any("fill_uniform", drawn, gen);
+        const auto drawn = detail::philox_tensor<T>("fill_uniform", detail::uniform_distribution{}, t.shape(),
+                                                    t.device(), &gen, call_site{});
         return detail::map_out("fill_uniform", detail::copy_element{}, t, drawn);
     }
-    detail::uniform_any("fill_uniform", t, gen);
+    detail::philox_any("fill_uniform", detail::uniform_distribution{}, t, gen);
 }
 
 /// Uniform [0, 1) numbers of shape `s` on `dev` from `gen` (torch.rand).
@@ -129,9 +120,7 @@ template <class T, Device D>
 [[nodiscard]] tensor<T, D> rand(const shape& s, const D& dev, generator& gen, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_FLOATING("rand", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("rand", D);
-    tensor<T, D> t(s, dev, {"rand", site});
-    detail::uniform_any("rand", t, gen);
-    return t;
+    return detail::philox_tensor<T>("rand", detail::uniform_distribution{}, s, dev, &gen, site);
 }
 
 /// rand from the default generator of `dev`.
@@ -139,9 +128,7 @@ template <class T, Device D = cpu_device>
 [[nodiscard]] tensor<T, D> rand(const shape& s, const D& dev = D{}, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_FLOATING("rand", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("rand", D);
-    tensor<T, D> t(s, dev, {"rand", site});
-    detail::uniform_any("rand", t, default_generator(dev));
-    return t;
+    return detail::philox_tensor<T>("rand", detail::uniform_distribution{}, s, dev, nullptr, site);
 }
 
 /// Standard normal numbers (mean 0, variance 1) of shape `s` on `dev` from `gen`
@@ -152,9 +139,7 @@ template <class T, Device D>
 [[nodiscard]] tensor<T, D> randn(const shape& s, const D& dev, generator& gen, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_FLOATING("randn", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("randn", D);
-    tensor<T, D> t(s, dev, {"randn", site});
-    detail::normal_any("randn", t, gen);
-    return t;
+    return detail::philox_tensor<T>("randn", detail::normal_distribution{}, s, dev, &gen, site);
 }
 
 /// randn from the default generator of `dev`.
@@ -162,9 +147,7 @@ template <class T, Device D = cpu_device>
 [[nodiscard]] tensor<T, D> randn(const shape& s, const D& dev = D{}, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_FLOATING("randn", T);
     DEVTENSOR_STATIC_CHECK_KERNELS("randn", D);
-    tensor<T, D> t(s, dev, {"randn", site});
-    detail::normal_any("randn", t, default_generator(dev));
-    return t;
+    return detail::philox_tensor<T>("randn", detail::normal_distribution{}, s, dev, nullptr, site);
 }
 
 /// Uniform integers in [low, high) of shape `s` on `dev` from `gen` (torch.randint);
@@ -177,10 +160,7 @@ template <class T = std::int64_t, Device D>
                                    generator& gen, call_site site = call_site::current()) {
     DEVTENSOR_DETAIL_STATIC_CHECK_RANDINT(T);
     DEVTENSOR_STATIC_CHECK_KERNELS("randint", D);
-    detail::check_randint_bounds<T>(low, high);
-    tensor<T, D> t(s, dev, {"randint", site});
-    detail::randint_any("randint", t, low, high, gen);
-    return t;
+    return detail::philox_tensor<T>("randint", detail::randint_distribution_of<T>(low, high), s, dev, &gen, site);
 }
 
 /// randint from the default generator of `dev`.
@@ -189,10 +169,7 @@ template <class T = std::int64_t, Device D = cpu_device>
                                    call_site site = call_site::current()) {
     DEVTENSOR_DETAIL_STATIC_CHECK_RANDINT(T);
     DEVTENSOR_STATIC_CHECK_KERNELS("randint", D);
-    detail::check_randint_bounds<T>(low, high);
-    tensor<T, D> t(s, dev, {"randint", site});
-    detail::randint_any("randint", t, low, high, default_generator(dev));
-    return t;
+    return detail::philox_tensor<T>("randint", detail::randint_distribution_of<T>(low, high), s, dev, nullptr, site);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -12,8 +12,8 @@
 /// from zero, or continued from C's partial sums (`resume`, a later kc block);
 /// then C = the chain, plus bias[j] when `bias` is given (the last kc block).
 template <int MR, class T>
-DEVTENSOR_ISA_FUNCTION void gemm_tile(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
-                                      bool resume, const T* bias) {
+DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
+                                              bool resume, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
     typename V::type acc[static_cast<std::size_t>(MR)][2];

@@ -16,14 +16,21 @@ namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-template <class T>
-void uniform(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
-    constexpr int per_block = detail::elements_per_philox_block<T>;
+/// Fills out[0, n) from `dist` (detail::uniform_distribution, normal_distribution,
+/// randint_distribution), Philox blocks first_block, first_block + 1, ... in
+/// parallel; uniform floats in vector lanes where the CPU has them.
+template <class Dist, class T>
+void philox_fill(const Dist& dist, T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
+    constexpr int per_block = Dist::template per_block<T>;
     const std::int64_t blocks = (n + per_block - 1) / per_block;
-    detail::parallel_for(blocks, 1 << 14, [=](std::int64_t begin, std::int64_t end) {
+    // Blocks a thread takes at least: the cheaper a block, the more (normal's log, sin, cos are dear).
+    constexpr std::int64_t grain = std::is_same_v<Dist, detail::normal_distribution>    ? 1 << 11
+                                   : std::is_same_v<Dist, detail::randint_distribution> ? 1 << 13
+                                                                                        : 1 << 14;
+    detail::parallel_for(blocks, grain, [=](std::int64_t begin, std::int64_t end) {
         std::int64_t q = begin;
 #if DEVTENSOR_HAS_X86_KERNELS
-        if constexpr (std::is_same_v<T, float>) {
+        if constexpr (std::is_same_v<Dist, detail::uniform_distribution> && std::is_same_v<T, float>) {
             // Whole vectors of blocks whose four floats all lie inside the output.
             const simd::isa isa = simd::best_isa();
             const int lanes = isa == simd::isa::avx512 ? philox_ops<simd::isa::avx512>::lanes
@@ -35,28 +42,7 @@ void uniform(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_blo
                 avx2::uniform_float_blocks(out, seed, first_block, begin, q = vector_end);
         }
 #endif
-        for (; q < end; ++q) detail::uniform_block(out, n, seed, first_block, q);
-    });
-}
-
-/// Standard normal values (detail::normal_block, Box–Muller), E per Philox block.
-template <class T>
-void normal(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
-    constexpr int per_block = detail::elements_per_philox_block<T>;
-    const std::int64_t blocks = (n + per_block - 1) / per_block;
-    detail::parallel_for(blocks, 1 << 11, [=](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t q = begin; q < end; ++q) detail::normal_block(out, n, seed, first_block, q);
-    });
-}
-
-/// Integers in [low, low + range), two per Philox block (detail::randint_block).
-template <class T>
-void randint(T* out, std::int64_t n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
-             std::uint64_t first_block) {
-    constexpr int per_block = detail::randint_per_philox_block;
-    const std::int64_t blocks = (n + per_block - 1) / per_block;
-    detail::parallel_for(blocks, 1 << 13, [=](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t q = begin; q < end; ++q) detail::randint_block(out, n, seed, first_block, low, range, q);
+        for (; q < end; ++q) detail::philox_fill_block(dist, out, n, seed, first_block, q);
     });
 }
 

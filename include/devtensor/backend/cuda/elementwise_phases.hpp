@@ -142,58 +142,52 @@ DEVTENSOR_HOST_DEVICE inline void generate_phase(const F& f, TO* out, I n, I thr
     for (I i = thread; i < n; i += threads) out[i] = f(static_cast<std::int64_t>(i));
 }
 
-// ---- rand ------------------------------------------------------------------------------------
+// ---- rand, randn, randint -------------------------------------------------------------------
 
-/// One Philox block per thread at a time; a block's 4 floats (or 2 doubles) are
-/// exactly 16 bytes, stored as one pack when `out` is aligned. The values are
-/// detail::uniform_values, which the CPU backend uses too (bit-identical streams).
-template <class T, class I>
-DEVTENSOR_HOST_DEVICE inline void uniform_phase(T* out, I n, std::uint64_t seed,
-                                                std::uint64_t first_block, I thread, I threads) {
-    constexpr int E = detail::elements_per_philox_block<T>;
-    static_assert(E * sizeof(T) == 16, "a Philox block fills one 16-byte pack");
+/// A fill of n elements from `dist` (detail::uniform_distribution, normal_distribution,
+/// randint_distribution), one Philox block per thread at a time. Where a block's
+/// values are exactly 16 bytes (4 floats, 2 doubles or 64-bit integers) and `out`
+/// is aligned, each whole block is stored as one pack; the rest element by element
+/// (detail::philox_fill_block, as the CPU backend: bit-identical streams).
+template <class Dist, class T, class I>
+DEVTENSOR_HOST_DEVICE inline void philox_phase(const Dist& dist, T* out, I n, std::uint64_t seed,
+                                               std::uint64_t first_block, I thread, I threads) {
+    constexpr int E = Dist::template per_block<T>;
     const I blocks = (n + E - 1) / E;
-    const I whole = aligned16(out) ? n / E : 0;
-    for (I q = thread; q < whole; q += threads) {
-        pack<T, E> values;
-        detail::uniform_values(seed, first_block + static_cast<std::uint64_t>(q), values.v);
-        store_pack<E>(out + q * E, values);
+    I whole = 0;
+    if constexpr (E * sizeof(T) == 16) {
+        whole = aligned16(out) ? n / E : 0;
+        for (I q = thread; q < whole; q += threads) {
+            pack<T, E> values;
+            dist(seed, first_block + static_cast<std::uint64_t>(q), values.v);
+            store_pack<E>(out + q * E, values);
+        }
     }
     for (I q = whole + thread; q < blocks; q += threads)
-        detail::uniform_block(out, static_cast<std::int64_t>(n), seed, first_block,
-                              static_cast<std::int64_t>(q));
+        detail::philox_fill_block(dist, out, static_cast<std::int64_t>(n), seed, first_block,
+                                  static_cast<std::int64_t>(q));
 }
 
-/// randn: uniform_phase with detail::normal_values (Box–Muller on detail::math),
-/// so every element is the CPU backend's, bit for bit.
+/// rand: philox_phase of detail::uniform_distribution.
 template <class T, class I>
-DEVTENSOR_HOST_DEVICE inline void normal_phase(T* out, I n, std::uint64_t seed, std::uint64_t first_block,
-                                               I thread, I threads) {
-    constexpr int E = detail::elements_per_philox_block<T>;
-    static_assert(E * sizeof(T) == 16, "a Philox block fills one 16-byte pack");
-    const I blocks = (n + E - 1) / E;
-    const I whole = aligned16(out) ? n / E : 0;
-    for (I q = thread; q < whole; q += threads) {
-        pack<T, E> values;
-        detail::normal_values(seed, first_block + static_cast<std::uint64_t>(q), values.v);
-        store_pack<E>(out + q * E, values);
-    }
-    for (I q = whole + thread; q < blocks; q += threads)
-        detail::normal_block(out, static_cast<std::int64_t>(n), seed, first_block,
-                             static_cast<std::int64_t>(q));
+DEVTENSOR_HOST_DEVICE inline void uniform_phase(T* out, I n, std::uint64_t seed, std::uint64_t first_block, I thread,
+                                                I threads) {
+    philox_phase(detail::uniform_distribution{}, out, n, seed, first_block, thread, threads);
 }
 
-/// randint: one Philox block (two elements) per thread at a time, element by
-/// element (detail::randint_block, as the CPU backend).
+/// randn: philox_phase of detail::normal_distribution (Box–Muller on detail::math).
+template <class T, class I>
+DEVTENSOR_HOST_DEVICE inline void normal_phase(T* out, I n, std::uint64_t seed, std::uint64_t first_block, I thread,
+                                               I threads) {
+    philox_phase(detail::normal_distribution{}, out, n, seed, first_block, thread, threads);
+}
+
+/// randint: philox_phase of detail::randint_distribution.
 template <class T, class I>
 DEVTENSOR_HOST_DEVICE inline void randint_phase(T* out, I n, std::int64_t low, std::uint64_t range,
                                                 std::uint64_t seed, std::uint64_t first_block, I thread,
                                                 I threads) {
-    constexpr int E = detail::randint_per_philox_block;
-    const I blocks = (n + E - 1) / E;
-    for (I q = thread; q < blocks; q += threads)
-        detail::randint_block(out, static_cast<std::int64_t>(n), seed, first_block, low, range,
-                              static_cast<std::int64_t>(q));
+    philox_phase(detail::randint_distribution{low, range}, out, n, seed, first_block, thread, threads);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -25,7 +25,7 @@ using gemm_params = detail::gemm_params<T>;
 /// C as (TM/4) x (TN/4) sub-tiles of 4 x 4, spaced so that a warp's 16-byte
 /// shared-memory reads are contiguous or broadcast (no bank conflicts).
 template <int BM, int BN, int BK, int TM, int TN>
-struct gemm_tile {
+struct gemm_block_shape {
     static constexpr int bm = BM, bn = BN, bk = BK, tm = TM, tn = TN;
     static constexpr int threads_m = BM / TM, threads_n = BN / TN;
     static constexpr int threads = threads_m * threads_n;
@@ -34,14 +34,14 @@ struct gemm_tile {
     static constexpr int lda = BM + 4, ldb = BN + 4;
     static constexpr int stage = BK * (lda + ldb);  // elements per pipeline stage
     static constexpr int stages = 2;
-    static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "gemm_tile: 4 x 4 sub-tiles, k in runs of 4");
-    static_assert(BM % TM == 0 && BN % TN == 0, "gemm_tile: the thread tile must divide the block tile");
+    static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "gemm_block_shape: 4 x 4 sub-tiles, k in runs of 4");
+    static_assert(BM % TM == 0 && BN % TN == 0, "gemm_block_shape: the thread tile must divide the block tile");
 };
 
 /// fp32 for large problems: 256 threads, 8 x 8 each, 33 KiB of shared memory.
-using gemm_tile_large = gemm_tile<128, 128, 16, 8, 8>;
+using gemm_block_shape_large = gemm_block_shape<128, 128, 16, 8, 8>;
 /// Small problems (more blocks than the large tile gives) and fp64: 256 threads, 4 x 4 each.
-using gemm_tile_small = gemm_tile<64, 64, 16, 4, 4>;
+using gemm_block_shape_small = gemm_block_shape<64, 64, 16, 4, 4>;
 
 /// Block `id` of a 1-D grid -> its tile (tile_m, tile_n). Tiles go in groups of
 /// 8 tile-rows, column by column within a group, so the blocks resident at one

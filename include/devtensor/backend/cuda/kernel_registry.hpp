@@ -46,9 +46,9 @@
       "the emulated kernels give the cpu's bits for multi-chunk rows and columns, sum and mean")                     \
     X(reduce_partials_kernel, "float double", "<T, detail::sum_op, T>",                                               \
       "the emulated kernels give the cpu's bits for multi-chunk rows and columns, sum and mean")                     \
-    X(gemm_kernel, "float double", "<gemm_tile_small, T>",                                                            \
+    X(gemm_kernel, "float double", "<gemm_block_shape_small, T>",                                                            \
       "emulated gemm kernel, small tile, matches the cpu gemm in fp32 and fp64")                                      \
-    X(gemm_kernel, "float", "<gemm_tile_large, T>",                                                                   \
+    X(gemm_kernel, "float", "<gemm_block_shape_large, T>",                                                                   \
       "emulated gemm kernel, large fp32 tile, matches the cpu gemm for sizes off the tile")                           \
     X(gemv_kernel, "float double", "<gemv_tile<T, 4>, T>",                                                            \
       "emulated small-batch linear and matmul (gemv kernel) give the cpu's bits")                                     \

@@ -12,12 +12,11 @@
 #include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 #include <devtensor/backend/cuda/runtime.hpp>
+#include <devtensor/detail/per_device.hpp>
 #include <devtensor/error.hpp>
 
-#include <array>
 #include <cstdint>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -62,20 +61,22 @@ __global__ void generate_kernel(F f, TO* out, I n) {
     generate_phase(f, out, n, grid_thread<I>(), grid_threads<I>());
 }
 
+// rand, randn, randint: philox_phase of each distribution (one kernel name each, for the kernel report)
 template <class T, class I>
 __global__ void uniform_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
-    uniform_phase(out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
+    philox_phase(detail::uniform_distribution{}, out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class T, class I>
 __global__ void normal_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
-    normal_phase(out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
+    philox_phase(detail::normal_distribution{}, out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class T, class I>
 __global__ void randint_kernel(T* out, I n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
                                std::uint64_t first_block) {
-    randint_phase(out, n, low, range, seed, first_block, grid_thread<I>(), grid_threads<I>());
+    philox_phase(detail::randint_distribution{low, range}, out, n, seed, first_block, grid_thread<I>(),
+                 grid_threads<I>());
 }
 
 /// v from lane (this lane + w) of a group of `width` lanes in `mask`; an accumulator
@@ -142,29 +143,24 @@ __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
 
 /// The shape of device `ordinal`, asked once.
 inline const device_shape& shape_of(int ordinal) {
-    static std::array<device_shape, DEVTENSOR_MAX_CUDA_DEVICES> shapes{};
-    static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
-    auto& s = shapes[static_cast<std::size_t>(ordinal)];
-    std::call_once(once[static_cast<std::size_t>(ordinal)], [ordinal, &s] {
+    static detail::per_device<device_shape> shapes;
+    return shapes.once(ordinal, [ordinal](device_shape& s) {
         DEVTENSOR_CUDA_CHECK(cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal));
         DEVTENSOR_CUDA_CHECK(cudaDeviceGetAttribute(&s.threads_per_multiprocessor,
                                                     cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
     });
-    return s;
 }
 
 /// Blocks of `Kernel` (elementwise_threads each) resident on all of device
 /// `ordinal`'s multiprocessors at once, as its registers allow; asked once.
 template <auto Kernel>
 std::int64_t resident_blocks(int ordinal) {
-    static std::array<int, DEVTENSOR_MAX_CUDA_DEVICES> per_multiprocessor{};
-    static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
-    std::call_once(once[static_cast<std::size_t>(ordinal)], [ordinal] {
+    static detail::per_device<int> per_multiprocessor;
+    const int blocks = per_multiprocessor.once(ordinal, [ordinal](int& b) {
         detail::cudart::device_guard guard(ordinal);
-        DEVTENSOR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_multiprocessor[static_cast<std::size_t>(ordinal)], Kernel, elementwise_threads, 0));
+        DEVTENSOR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, elementwise_threads, 0));
     });
-    return std::int64_t{per_multiprocessor[static_cast<std::size_t>(ordinal)]} * shape_of(ordinal).multiprocessors;
+    return std::int64_t{blocks} * shape_of(ordinal).multiprocessors;
 }
 
 /// Launches kernel `name` on device `ordinal`'s stream and checks the launch
@@ -275,37 +271,24 @@ void reduce(const char* name, int ordinal, const R& r, const detail::reduce_plan
     if (chunks > 1) launch_elementwise<reduce_partials_kernel<A, R, TO>>(name, ordinal, outputs, r, p, partials, out);
 }
 
-template <class T>
-void uniform(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
+/// Fills out[0, n) from `dist` (detail::uniform_distribution, normal_distribution,
+/// randint_distribution), Philox blocks first_block, first_block + 1, ...
+template <class Dist, class T>
+void philox_fill(int ordinal, const Dist& dist, T* out, std::int64_t n, std::uint64_t seed,
+                 std::uint64_t first_block) {
     if (n == 0) return;
-    constexpr int per_block = detail::elements_per_philox_block<T>;
+    constexpr int per_block = Dist::template per_block<T>;
+    const std::int64_t blocks = (n + per_block - 1) / per_block;
     with_index_type(ordinal, n, [&](auto index) {
         using I = decltype(index);
-        launch_elementwise<uniform_kernel<T, I>>("uniform", ordinal, (n + per_block - 1) / per_block, out,
-                                                static_cast<I>(n), seed, first_block);
-    });
-}
-
-template <class T>
-void normal(int ordinal, T* out, std::int64_t n, std::uint64_t seed, std::uint64_t first_block) {
-    if (n == 0) return;
-    constexpr int per_block = detail::elements_per_philox_block<T>;
-    with_index_type(ordinal, n, [&](auto index) {
-        using I = decltype(index);
-        launch_elementwise<normal_kernel<T, I>>("normal", ordinal, (n + per_block - 1) / per_block, out,
-                                               static_cast<I>(n), seed, first_block);
-    });
-}
-
-template <class T>
-void randint(int ordinal, T* out, std::int64_t n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
-             std::uint64_t first_block) {
-    if (n == 0) return;
-    constexpr int per_block = detail::randint_per_philox_block;
-    with_index_type(ordinal, n, [&](auto index) {
-        using I = decltype(index);
-        launch_elementwise<randint_kernel<T, I>>("randint", ordinal, (n + per_block - 1) / per_block, out,
-                                                static_cast<I>(n), low, range, seed, first_block);
+        const I ni = static_cast<I>(n);
+        if constexpr (std::is_same_v<Dist, detail::uniform_distribution>)
+            launch_elementwise<uniform_kernel<T, I>>("uniform", ordinal, blocks, out, ni, seed, first_block);
+        else if constexpr (std::is_same_v<Dist, detail::normal_distribution>)
+            launch_elementwise<normal_kernel<T, I>>("normal", ordinal, blocks, out, ni, seed, first_block);
+        else
+            launch_elementwise<randint_kernel<T, I>>("randint", ordinal, blocks, out, ni, dist.low, dist.range, seed,
+                                                    first_block);
     });
 }
 
@@ -333,8 +316,8 @@ void gemm(int ordinal, const gemm_params<T>& p) {
     if (choice == gemm_kernel_choice::gemv_batch_4) return gemv<gemv_tile<T, 4>>(ordinal, p);
     if (choice == gemm_kernel_choice::gemv_batch_16) return gemv<gemv_tile<T, gemv_max_batch>>(ordinal, p);
     if constexpr (sizeof(T) == 4)  // fp64 never gets the large tile (nor compiles it)
-        if (choice == gemm_kernel_choice::tile_large) return gemm_tiled<gemm_tile_large>(ordinal, p);
-    gemm_tiled<gemm_tile_small>(ordinal, p);
+        if (choice == gemm_kernel_choice::tile_large) return gemm_tiled<gemm_block_shape_large>(ordinal, p);
+    gemm_tiled<gemm_block_shape_small>(ordinal, p);
 }
 
 }  // namespace devtensor::backend_cuda

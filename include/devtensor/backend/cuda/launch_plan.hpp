@@ -57,7 +57,7 @@ template <class T>
 gemm_kernel_choice choose_gemm(const gemm_params<T>& p, const device_shape& d) {
     if (detail::uses_gemv_order(p.m, p.n, p.k))
         return p.m <= 4 ? gemm_kernel_choice::gemv_batch_4 : gemm_kernel_choice::gemv_batch_16;
-    using L = gemm_tile_large;
+    using L = gemm_block_shape_large;
     const std::int64_t large_tiles = (p.m + L::bm - 1) / L::bm * ((p.n + L::bn - 1) / L::bn);
     return sizeof(T) == 4 && large_tiles >= d.multiprocessors ? gemm_kernel_choice::tile_large
                                                                : gemm_kernel_choice::tile_small;

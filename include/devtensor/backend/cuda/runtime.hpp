@@ -5,15 +5,14 @@
 
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
+#include <devtensor/detail/per_device.hpp>
 #include <devtensor/error.hpp>  // DEVTENSOR_CUDA_CHECK
 
 #if DEVTENSOR_CUDA_RUNTIME
 #  include <cuda_runtime_api.h>
 
-#  include <array>
 #  include <cstddef>
 #  include <cstdlib>  // getenv
-#  include <mutex>
 #  include <string>
 #  include <string_view>
 
@@ -59,17 +58,11 @@ private:
 /// Created on first use and kept for the life of the process (destroying
 /// streams after the driver has shut down at exit is an error).
 inline cudaStream_t stream(int ordinal) {
-    static std::array<cudaStream_t, DEVTENSOR_MAX_CUDA_DEVICES> streams{};
-    static std::array<std::once_flag, DEVTENSOR_MAX_CUDA_DEVICES> once;
-    if (ordinal < 0 || ordinal >= DEVTENSOR_MAX_CUDA_DEVICES)
-        throw device_unavailable("devtensor: cuda:" + std::to_string(ordinal) +
-                                 " is beyond DEVTENSOR_MAX_CUDA_DEVICES");
-    std::call_once(once[static_cast<std::size_t>(ordinal)], [ordinal] {
+    static per_device<cudaStream_t> streams;
+    return streams.once(ordinal, [ordinal](cudaStream_t& s) {
         device_guard guard(ordinal);
-        DEVTENSOR_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[static_cast<std::size_t>(ordinal)],
-                                                       cudaStreamNonBlocking));
+        DEVTENSOR_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     });
-    return streams[static_cast<std::size_t>(ordinal)];
 }
 
 /// Waits for all of devtensor's queued work on device `ordinal`.

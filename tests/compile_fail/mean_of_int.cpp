@@ -1,0 +1,12 @@
+// expect: devtensor::mean: needs a floating-point tensor (convert first: t.to<double>())
+// nvcc: no kernels
+#include <devtensor/devtensor.hpp>
+namespace dt = devtensor;
+void f() {
+#ifdef DEVTENSOR_TWIN
+    const auto a = dt::ones<double>({2});
+#else
+    const auto a = dt::ones<std::int32_t>({2});
+#endif
+    (void)dt::mean(a);
+}

@@ -67,8 +67,10 @@ TEST_CASE("matmul on several threads gives the single-thread result") {
 TEST_CASE("matmul shape errors name the op and both shapes") {
     CHECK_ERROR(dt::shape_error, dt::matmul(dt::ones<float>({2, 3}), dt::ones<float>({4, 5})),
                 "devtensor::matmul", "[2, 3]", "[4, 5]");
-    CHECK_ERROR(dt::shape_error, dt::matmul(dt::ones<float>({2, 3, 4}), dt::ones<float>({4, 5})), "[2, 3, 4]");
-    CHECK_ERROR(dt::shape_error, dt::matmul(dt::ones<float>({3}), dt::ones<float>({3})), "[3]");
+    CHECK_ERROR(dt::shape_error, dt::matmul(dt::ones<float>({2, 3, 4}), dt::ones<float>({5, 5})), "[2, 3, 4]");
+    CHECK_ERROR(dt::shape_error, dt::matmul(dt::ones<float>({3}), dt::ones<float>({4})), "[3]", "[4]");
+    CHECK_ERROR(dt::shape_error, dt::matmul(dt::ones<float>({2, 2, 3}), dt::ones<float>({3, 3, 1})), "devtensor::matmul",
+                "[2]", "[3]");  // batch dimensions that do not broadcast
 }
 
 #if DEVTENSOR_HAS_CUDA

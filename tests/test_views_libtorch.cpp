@@ -1042,3 +1042,73 @@ TEST_CASE_TEMPLATE("amax, amin, argmax, argmin, softmax and any agree with torch
         if (rank > 0) same(dt::argmax(a.d), torch::argmax(a.t));
     }
 }
+
+TEST_CASE_TEMPLATE("matmul as torch.matmul, cat and stack equal torch's", T, float, double, std::int32_t, std::int64_t) {
+    rng_t r(123);
+    for (int c = 0; c < 150; ++c) {
+        // operand ranks 1-4, batch dims that broadcast (some 1), k, m, n of 0-6
+        const std::int64_t m = r.uni(0, 6), k = r.uni(0, 6), n = r.uni(0, 6);
+        const auto batch = [&] {
+            dims_t b(static_cast<std::size_t>(r.uni(0, 2)));
+            for (auto& d : b) d = r.chance(0.3) ? 1 : r.uni(1, 3);
+            return b;
+        };
+        dims_t sa = batch(), sb = sa;
+        if (r.chance(0.3)) sb = batch();
+        const bool a_vector = r.chance(0.2), b_vector = r.chance(0.2);
+        if (a_vector) sa = {k};
+        else sa.insert(sa.end(), {m, k});
+        if (b_vector) sb = {k};
+        else sb.insert(sb.end(), {k, n});
+        const operand<T> a = strided_operand<T>(sa, r, false), b = strided_operand<T>(sb, r, false);
+        INFO("a ", str(sa), " (", a.how, "); b ", str(sb), " (", b.how, ")");
+        bool torch_ok = true;
+        torch::Tensor want;
+        try {
+            want = torch::matmul(a.t, b.t);
+        } catch (const c10::Error&) {
+            torch_ok = false;
+        }
+        if (!torch_ok) {
+            CHECK_THROWS_AS((void)dt::matmul(a.d, b.d), dt::shape_error);
+            continue;
+        }
+        const auto got = dt::matmul(a.d, b.d);
+        CHECK(sizes_of(got) == want.sizes().vec());
+        const auto g = got.to_vector(), w = torch_values<T>(want);
+        REQUIRE(g.size() == w.size());
+        for (std::size_t i = 0; i < g.size(); ++i) {
+            if constexpr (std::is_floating_point_v<T>) CHECK(std::abs(double(g[i]) - double(w[i])) <= 1e-5 * (1 + std::abs(double(w[i]))));
+            else CHECK(g[i] == w[i]);
+        }
+    }
+    for (int c = 0; c < 150; ++c) {
+        dims_t dims = random_shape(r, 4, 4);
+        if (dims.empty()) dims = {2};
+        const auto rank = static_cast<std::int64_t>(dims.size());
+        const std::int64_t d = r.uni(-rank, rank - 1);
+        std::vector<host_tensor<T>> ds;
+        std::vector<torch::Tensor> ts;
+        const int count = static_cast<int>(r.uni(1, 3));
+        for (int i = 0; i < count; ++i) {
+            dims_t s = dims;
+            s[static_cast<std::size_t>(d < 0 ? d + rank : d)] = r.uni(0, 3);
+            const operand<T> o = strided_operand<T>(s, r, false);
+            ds.push_back(o.d);
+            ts.push_back(o.t);
+        }
+        INFO("cat of ", count, " along ", d, " of ", str(dims));
+        const auto got = dt::cat(ds, d);
+        const torch::Tensor want = torch::cat(ts, d);
+        CHECK(sizes_of(got) == want.sizes().vec());
+        CHECK(got.to_vector() == torch_values<T>(want));
+        // stack needs one shape: the first tensor, several times
+        const std::vector<host_tensor<T>> same(static_cast<std::size_t>(count), ds[0]);
+        const std::vector<torch::Tensor> same_t(static_cast<std::size_t>(count), ts[0]);
+        const std::int64_t sd = r.uni(-rank - 1, rank);
+        const auto st = dt::stack(same, sd);
+        const torch::Tensor sw = torch::stack(same_t, sd);
+        CHECK(sizes_of(st) == sw.sizes().vec());
+        CHECK(st.to_vector() == torch_values<T>(sw));
+    }
+}

@@ -94,6 +94,8 @@ std::size_t gemm_ops(const D& dev) {
     std::size_t sink = dt::matmul(a, b).to_vector().size();
     sink += dt::linear(a, dt::ones<T>({2, 3}, dev), bias).to_vector().size();
     sink += dt::linear(a, dt::ones<T>({2, 3}, dev)).to_vector().size();
+    sink += dt::matmul(dt::stack(std::vector{a, a}), dt::ones<T>({3}, dev)).to_vector().size();
+    sink += dt::cat(std::vector{a, a}, 1).to_vector().size();
     return sink;
 }
 

@@ -1,11 +1,16 @@
-// matmul (2-D): checks devices and shapes, then runs the CPU GEMM or the CUDA kernel.
+// matmul as torch.matmul (1-D, 2-D, batched with broadcast batch dimensions): checks
+// devices and shapes, then runs the CPU GEMM or the CUDA kernel on each matrix.
 #pragma once
 
 #include <devtensor/backend/cpu/gemm.hpp>
 #include <devtensor/detail/gemm_params.hpp>
 #include <devtensor/detail/op_checks.hpp>
 #include <devtensor/ops/copy.hpp>
+#include <devtensor/ops/fill.hpp>
 #include <devtensor/tensor.hpp>
+
+#include <cstdint>
+#include <vector>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
 #endif
@@ -36,9 +41,12 @@ DEVTENSOR_END_TU_NAMESPACE
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// The matrix product of a [m, k] and b [k, n]: [m, n] (torch.mm). The same bits at any
-/// thread count, on every CPU ISA and on CUDA (DESIGN §15): each element sums in the
-/// order of detail/gemm_order.hpp, which depends on (m, n, k) alone.
+/// The product as torch.matmul: 1-D x 1-D a dot product (0-dim), 2-D x 2-D the
+/// matrix product [m, k]·[k, n] = [m, n], a 1-D operand a row (left) or a column
+/// (right) that is dropped from the result, and more dimensions a batch of
+/// matrices whose batch dimensions broadcast. The same bits at any thread count,
+/// on every CPU ISA and on CUDA (DESIGN §15): each element sums in the order of
+/// detail/gemm_order.hpp, which depends on (m, n, k) alone.
 template <class TA, class DA, class TB, class DB>
 [[nodiscard]] tensor<TA, detail::common_device_t<DA, DB>> matmul(const tensor<TA, DA>& a, const tensor<TB, DB>& b,
                                                                  call_site site = call_site::current()) {
@@ -49,19 +57,52 @@ template <class TA, class DA, class TB, class DB>
     detail::check_defined("matmul", {{"a", a.defined()}, {"b", b.defined()}});
     const detail::operand oa = detail::operand_of("a", a), ob = detail::operand_of("b", b);
     detail::check_same_device("matmul", oa, ob);
+    const origin made{"matmul", site};
+    // as matrices: a 1-D a is one row, a 1-D b one column
+    const tensor<TA, DA> am = a.dim() == 1 ? a.unsqueeze(0) : a;
+    const tensor<TB, DB> bm = b.dim() == 1 ? b.unsqueeze(1) : b;
+    shape batch;
     detail::with_operands({oa, ob}, [&] {
-        if (a.dim() != 2 || b.dim() != 2 || a.shape()[1] != b.shape()[0])
-            throw shape_error("devtensor::matmul: shapes " + a.shape().to_string() + " and " +
-                              b.shape().to_string() + " cannot be multiplied (need [m, k] and [k, n])");
+        if (a.dim() == 0 || b.dim() == 0 || am.shape()[am.shape().rank() - 1] != bm.shape()[bm.shape().rank() - 2])
+            throw shape_error("devtensor::matmul: shapes " + a.shape().to_string() + " and " + b.shape().to_string() +
+                              " cannot be multiplied (need [..., m, k] and [..., k, n], or 1-D [k])");
+        const auto batch_of = [](const shape& s) {
+            return shape(std::vector<std::int64_t>(s.begin(), s.end() - 2));
+        };
+        batch = broadcast_shapes(batch_of(am.shape()), batch_of(bm.shape()), "matmul");
     });
+    const std::size_t ra = am.shape().rank(), rb = bm.shape().rank();
+    const std::int64_t m = am.shape()[ra - 2], k = am.shape()[ra - 1], n = bm.shape()[rb - 1];
+    std::vector<std::int64_t> dims(batch.begin(), batch.end());
     using result_device = detail::common_device_t<DA, DB>;
-    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    tensor<TA, result_device> out({m, n}, device_cast<result_device>(device(a.device())), {"matmul", site});
-    const detail::gemm_operand<TA, DA> da(a, {"matmul", site});  // strided views: read as they lie
-    const detail::gemm_operand<TB, DB> db(b, {"matmul", site});  // when they can be, else copied
-    detail::gemm_any<TA>("matmul", out.device(),
-                         {m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col, out.data(), n,
-                          nullptr});
+    std::vector<std::int64_t> ae = dims, be = dims, oe = dims;
+    ae.insert(ae.end(), {m, k});
+    be.insert(be.end(), {k, n});
+    oe.insert(oe.end(), {m, n});
+    tensor<TA, result_device> out(shape(oe), device_cast<result_device>(device(a.device())), made);
+    const tensor<TA, DA> ab = am.expand(shape(ae));
+    const tensor<TB, DB> bb = bm.expand(shape(be));
+    const std::int64_t matrices = k == 0 ? 0 : batch.numel();  // k = 0: every sum is empty
+    if (k == 0) fill(out, TA{});
+    for (std::int64_t i = 0; i < matrices; ++i) {  // matrix i of the batch, row-major over its dimensions
+        tensor<TA, DA> ai = ab;
+        tensor<TB, DB> bi = bb;
+        tensor<TA, result_device> oi = out;
+        for (std::size_t d = 0, rest = static_cast<std::size_t>(i); d < dims.size(); ++d) {
+            std::int64_t inner = 1;
+            for (std::size_t e = d + 1; e < dims.size(); ++e) inner *= dims[e];
+            const auto at = static_cast<std::int64_t>(rest) / inner;
+            rest = static_cast<std::size_t>(static_cast<std::int64_t>(rest) % inner);
+            ai = ai.select(0, at), bi = bi.select(0, at), oi = oi.select(0, at);
+        }
+        const detail::gemm_operand<TA, DA> da(ai, made);  // strided views: read as they lie
+        const detail::gemm_operand<TB, DB> db(bi, made);  // when they can be, else copied
+        detail::gemm_any<TA>("matmul", out.device(),
+                             {m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col, oi.data(), n,
+                              nullptr});
+    }
+    if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
+    if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
     return out;
 }
 

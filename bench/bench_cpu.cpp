@@ -15,6 +15,7 @@
 #include <devtensor/backend/cpu/transpose.hpp>  // the kernel under transpose(0, 1).contiguous()
 #include <devtensor/devtensor.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -344,6 +345,53 @@ TEST_CASE("add, strided operands [4096, 4096]", "[add][strided]") {
         let_workers_sleep();
         BENCHMARK(row + "contiguous" + work) { return x + y; };
     }
+}
+
+}  // namespace bench
+
+namespace bench {
+
+// ---- reductions over the last dim of [16384, 1024] floats (64 MiB), beside a read ceiling ---
+// The ceiling: the same bytes summed by four 16-byte accumulators a thread (no order kept),
+// on devtensor's threads. The issue asks sum, amax, argmax, softmax >= 0.9x read bandwidth.
+
+TEST_CASE("reductions over the last dim [16384, 1024]", "[reduce]") {
+    constexpr std::int64_t rows = 16384, cols = 1024;
+    const auto x = dt::rand<float>({rows, cols});
+    const float* p = x.data();
+    const std::string size = "|16384x1024|", bytes = "|bytes=" + std::to_string(4 * rows * cols);
+    float sink = 0;
+    const auto read = [&] {
+        std::atomic<float> total{0};
+        dt::detail::parallel_for(rows * cols, 1 << 16, [&](std::int64_t begin, std::int64_t end) {
+            __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            std::int64_t i = begin;
+            for (; i + 16 <= end; i += 16) {
+                a0 = _mm_add_ps(a0, _mm_loadu_ps(p + i));
+                a1 = _mm_add_ps(a1, _mm_loadu_ps(p + i + 4));
+                a2 = _mm_add_ps(a2, _mm_loadu_ps(p + i + 8));
+                a3 = _mm_add_ps(a3, _mm_loadu_ps(p + i + 12));
+            }
+            float lanes[4];
+            _mm_storeu_ps(lanes, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)));
+            total = total + lanes[0] + lanes[1] + lanes[2] + lanes[3];
+        });
+        return total.load();
+    };
+    for (const char* op : {"sum", "amax", "argmax", "softmax"}) {
+        const std::string row = std::string(op) + "_rows" + size;
+        const std::string op_name = op;
+        let_workers_sleep();
+        BENCHMARK(row + "devtensor" + bytes) {
+            if (op_name == "sum") return dt::sum(x, {1}).numel();
+            if (op_name == "amax") return dt::amax(x, {1}).numel();
+            if (op_name == "argmax") return dt::argmax(x, 1).numel();
+            return dt::softmax(x, 1).numel();
+        };
+        let_workers_sleep();
+        BENCHMARK(row + "read" + bytes) { sink += read(); };
+    }
+    if (sink < 0) FAIL("a sum of uniform [0, 1) values came out negative");
 }
 
 }  // namespace bench

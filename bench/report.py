@@ -46,6 +46,8 @@ ROLE_NOTES = {
     "nontemporal": "the same loop with streaming stores as wide as the CPU has (_mm512/_mm256/_mm_stream_ps); transpose: a copy through _mm_stream_ps",
     "std_fill": "std::fill into a preallocated buffer",
     "kernel": "transpose: the blocked kernel alone, into a preallocated tensor",
+    "read": "reduction rows: the same bytes summed by four SSE accumulators a thread (order not kept), the read ceiling",
+    "sum_rows": "sum over the last dim of [16384, 1024] floats (likewise amax_rows, argmax_rows, softmax_rows)",
     "contiguous": "strided add rows: the same add on contiguous [4096, 4096] operands, the reference",
     "memcpy": "memcpy of the same bytes, one chunk per thread",
     "fma_peak": "the FMA loop's GFLOP/s (all threads), run right beside the GEMMs",
@@ -86,6 +88,9 @@ GOALS = [
 ] + [
     (f"add on {layout} operands ≥ 0.5× contiguous", f"add_{layout}", ["4096x4096"], "contiguous", 0.5)
     for layout in ("every_other_column", "narrowed_rows", "transposed")
+] + [
+    (f"{op} over the last dim ≥ 0.9× read ceiling", f"{op}_rows", ["16384x1024"], "read", 0.9)
+    for op in ("sum", "amax", "argmax", "softmax")
 ]
 
 

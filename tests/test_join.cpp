@@ -65,3 +65,41 @@ DEVTENSOR_GPU_TEST_CASE("gpu cat, stack and batched matmul match the cpu bit for
     CHECK(dt::stack(std::vector{b.cuda(), b.cuda()}, 2).to_vector() == dt::stack(std::vector{b, b}, 2).to_vector());
 }
 #endif
+
+TEST_CASE_TEMPLATE("gather and index_select pick elements by index, strided inputs included", T, float, std::int32_t,
+                   std::int8_t) {
+    const auto x = dt::arange<std::int64_t>(0, 12).view({3, 4}).template to<T>();
+    const auto as = [](const auto& t) { return t.template to<std::int64_t>().to_vector(); };
+    const auto idx = dt::from_values<std::int64_t>({2, 0, 2}, {3});
+    CHECK(as(dt::index_select(x, 0, idx)) == std::vector<std::int64_t>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11});
+    CHECK(as(dt::index_select(x, 1, idx)) == std::vector<std::int64_t>{2, 0, 2, 6, 4, 6, 10, 8, 10});
+    CHECK(dt::index_select(x, -1, idx).shape() == dt::shape{3, 3});
+    CHECK(as(dt::index_select(x.t(), 0, dt::from_values<std::int64_t>({3}, {1}))) == std::vector<std::int64_t>{3, 7, 11});
+    CHECK(dt::index_select(x, 0, dt::zeros<std::int64_t>({0})).shape() == dt::shape{0, 4});
+    const auto g = dt::from_values<std::int64_t>({0, 3, 1, 1, 2, 0}, {3, 2});
+    CHECK(as(dt::gather(x, 1, g)) == std::vector<std::int64_t>{0, 3, 5, 5, 10, 8});
+    const auto g0 = dt::from_values<std::int64_t>({2, 1, 0, 0}, {1, 4});
+    CHECK(as(dt::gather(x, 0, g0)) == std::vector<std::int64_t>{8, 5, 2, 3});
+    CHECK(as(dt::gather(x.narrow(1, 1, 3), 1, dt::from_values<std::int64_t>({2, 0}, {1, 2}))) == std::vector<std::int64_t>{3, 1});
+    CHECK(dt::gather(x, 1, g).origin().op == std::string("gather"));
+    const auto b = dt::from_values<bool>({true, false, false}, {3});
+    CHECK(dt::index_select(b, 0, idx).to_vector() == std::vector<bool>{false, true, false});
+    CHECK_ERROR(dt::index_error, (void)dt::index_select(x, 0, dt::from_values<std::int64_t>({3}, {1})), "devtensor::index_select",
+                "index 3 is out of bounds for dimension 0 with size 3");
+    CHECK_ERROR(dt::index_error, (void)dt::gather(x, 1, dt::from_values<std::int64_t>({-1}, {1, 1})), "devtensor::gather",
+                "index -1");
+    CHECK_ERROR(dt::shape_error, (void)dt::gather(x, 1, dt::zeros<std::int64_t>({4, 1})), "devtensor::gather", "[4, 1]");
+    CHECK_ERROR(dt::shape_error, (void)dt::index_select(x, 1, dt::zeros<std::int64_t>({2, 2})), "devtensor::index_select");
+}
+
+#if DEVTENSOR_HAS_CUDA
+DEVTENSOR_GPU_TEST_CASE("gpu gather and index_select match the cpu") {
+    dt::generator gen(2);
+    const auto x = dt::rand<float>({50, 60}, dt::cpu_device{}, gen);
+    const auto i = dt::randint<std::int64_t>(0, 50, {70}, dt::cpu_device{}, gen);
+    const auto g = dt::randint<std::int64_t>(0, 60, {50, 80}, dt::cpu_device{}, gen);
+    CHECK(dt::index_select(x.cuda(), 0, i.cuda()).to_vector() == dt::index_select(x, 0, i).to_vector());
+    CHECK(dt::gather(x.cuda().t(), 0, g.t().cuda()).to_vector() == dt::gather(x.t(), 0, g.t()).to_vector());
+    CHECK_THROWS_AS((void)dt::index_select(x.cuda(), 1, (i + 100).cuda()), dt::index_error);
+}
+#endif

@@ -20,6 +20,7 @@
 #include <devtensor/ops/compare.hpp>
 #include <devtensor/ops/extremes.hpp>
 #include <devtensor/ops/fill.hpp>
+#include <devtensor/ops/gather.hpp>
 #include <devtensor/ops/join.hpp>
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/ops/matmul.hpp>

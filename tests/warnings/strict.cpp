@@ -57,6 +57,8 @@ std::size_t every_element_op(const D& dev) {
     }
     sink += static_cast<std::size_t>(dt::amax(a).item()) + static_cast<std::size_t>(dt::argmin(a, 1).numel());
     sink += dt::any(a > b).item() ? 1u : 0u;
+    const auto picks = dt::zeros<std::int64_t>({2, 1}, dev);
+    sink += static_cast<std::size_t>(dt::gather(a, 1, picks).numel() + dt::index_select(a, 0, picks.view({2})).numel());
     sink += dt::equal(a, c) ? 1u : 0u;
     sink += dt::where(a != c, dt::maximum(a, b), dt::clamp(a, 0, 1)).to_vector().size();
     if constexpr (!std::is_same_v<T, bool>) sink += (-(a - 1) * 2).to_vector().size();

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -125,9 +127,40 @@ void map_row(const F& f, std::int64_t n, bool stream, row_operand<TO> out, row_o
         for (std::int64_t i = 0; i < n; ++i) out.p[i * out.step] = scalar(i);
 }
 
+
 /// Tiles of the last two dimensions where an input gathers along the last one
 /// (a transposed operand): tile x tile blocks keep its cache lines in use.
 inline constexpr std::int64_t gather_tile = 64;
+
+/// One rows x width tile of the last two dimensions at plan index `first`: inputs that are
+/// transposed there (stride 1 down the rows) are transposed into their buffers first.
+template <class F, class TO, class... TI, std::size_t... K>
+void map_tile(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, bool stream, std::int64_t first,
+              std::int64_t rows, std::int64_t width, std::tuple<std::unique_ptr<TI[]>...>& buffers,
+              std::index_sequence<K...>, TO* out, const TI*... in) {
+    const int last = p.rank - 1;
+    std::int64_t origin[1 + sizeof...(TI)];
+    detail::offsets_of(p, first, origin);
+    [[maybe_unused]] const std::array<bool, sizeof...(TI)> staged{
+        (p.strides[K + 1][last - 1] == 1 && p.strides[K + 1][last] > 1)...};
+    // the next tile down continues each transposed input's source rows: ask for those
+    // lines now (too many rows at once for the hardware prefetchers to follow)
+    [[maybe_unused]] const auto prefetch_next = [&](const auto* next, std::int64_t step) {
+        for (std::int64_t j = 0; j < width; ++j)
+            for (std::int64_t b = 0; b < gather_tile * static_cast<std::int64_t>(sizeof(*next)); b += 64)
+                __builtin_prefetch(reinterpret_cast<const char*>(next + j * step) + b);
+    };
+    ((staged[K] ? prefetch_next(in + origin[K + 1] + rows, p.strides[K + 1][last]) : void()), ...);
+    ((staged[K] ? transpose_block(in + origin[K + 1], p.strides[K + 1][last], std::get<K>(buffers).get(),
+                                  gather_tile, rows, width, false)
+                : void()),
+     ...);
+    for (std::int64_t i = 0; i < rows; ++i)
+        map_row(f, width, stream, row_operand<TO>{out + origin[0] + i * p.strides[0][last - 1], p.strides[0][last]},
+                row_operand<const TI>{staged[K] ? std::get<K>(buffers).get() + i * gather_tile
+                                                : in + origin[K + 1] + i * p.strides[K + 1][last - 1],
+                                      staged[K] ? 1 : p.strides[K + 1][last]}...);
+}
 
 /// out = f(in...) over the plan (operand 0 the output): the one CPU loop of every
 /// elementwise op. Threads take whole rows (or tiles); every element is computed once.
@@ -164,12 +197,17 @@ void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, con
         const std::int64_t tiles_i = (outer + gather_tile - 1) / gather_tile;
         const std::int64_t tiles_j = (inner + gather_tile - 1) / gather_tile;
         const std::int64_t grain = std::max<std::int64_t>(1, elementwise_grain / (gather_tile * gather_tile));
+        constexpr auto G = static_cast<std::size_t>(gather_tile);
         detail::parallel_for(planes * tiles_i * tiles_j, grain, [&](std::int64_t begin, std::int64_t end) {
+            // a transposed input's tile is first transposed into a buffer (the blocked kernel),
+            // so that its rows are read in order, as vectors where the functor allows
+            std::tuple<std::unique_ptr<TI[]>...> buffers{std::make_unique<TI[]>(G * G)...};
             for (std::int64_t t = begin; t < end; ++t) {
-                const std::int64_t plane = t / (tiles_i * tiles_j), ti = t / tiles_j % tiles_i, tj = t % tiles_j;
-                const std::int64_t j0 = tj * gather_tile, width = std::min(gather_tile, inner - j0);
-                for (std::int64_t i = ti * gather_tile; i < std::min((ti + 1) * gather_tile, outer); ++i)
-                    row(width, (plane * outer + i) * inner + j0);
+                // down the output's rows first: a transposed input's tiles then continue its rows
+                const std::int64_t plane = t / (tiles_i * tiles_j), tj = t / tiles_i % tiles_j, ti = t % tiles_i;
+                const std::int64_t i0 = ti * gather_tile, j0 = tj * gather_tile;
+                map_tile(f, p, stream, (plane * outer + i0) * inner + j0, std::min(gather_tile, outer - i0),
+                         std::min(gather_tile, inner - j0), buffers, std::index_sequence_for<TI...>{}, out, in...);
             }
             if (stream) simd::stream_fence();
         });

@@ -31,6 +31,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dt = devtensor;
@@ -282,6 +283,27 @@ TEST_CASE("gpu add against a device-to-device copy, bias add against same-shape 
         for (std::size_t i = 0; i < want.size(); ++i)
             want[i] = hx[i] + hbias[i % static_cast<std::size_t>(cols)];
         expect_bit_identical("add", shape, y.to_vector(), want, "the host's x + bias");
+    }
+}
+
+// ---- transposed copy ---------------------------------------------------------------------
+
+TEST_CASE("gpu transposed copy against a device-to-device copy", "[gpu][transpose]") {
+    if (!gpu_ready()) return;
+    dt::generator gen(12);
+    // 16384²: whole tiles; 8191 x 32771: ragged edges, rows off 16-byte edges
+    for (const auto& dims : {std::pair<std::int64_t, std::int64_t>{16384, 16384}, {8191, 32771}}) {
+        const std::int64_t rows = dims.first, cols = dims.second;
+        const std::string shape = dt::shape{cols, rows}.to_string() + ".t()";
+        const gpu_tensor x = dt::rand<float>({cols, rows}, gpu, gen), c = dt::empty<float>({rows, cols}, gpu);
+        const double bytes = 4.0 * static_cast<double>(rows * cols);
+        measure(
+            {"transpose", shape, "cudaMemcpyAsync device to device", 2 * bytes, 2 * bytes, "GB/s", 0,
+             "bytes read + written; allocates its output each call (stream-ordered pool, cached)"},
+            [&] { (void)x.t().contiguous(); },
+            [&] { CHECKED(cudaMemcpyAsync(c.data(), x.data(), 4 * rows * cols, cudaMemcpyDeviceToDevice, stream())); });
+        expect_bit_identical("transpose", shape, x.t().contiguous().to_vector(),
+                             x.cpu().t().contiguous().to_vector(), "the cpu's t().contiguous()");
     }
 }
 

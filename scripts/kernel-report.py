@@ -10,7 +10,7 @@
    with `nvcc -Xptxas -v`, and records registers, shared memory, stack and
    spills per kernel. Fails when any kernel spills or uses stack.
 2. Compiles them to PTX and fails when a kernel lacks what makes it fast
-   (PTX_FEATURES: 16-byte accesses, cp.async, shuffles).
+   (PTX_FEATURES: 16-byte accesses, cp.async, shuffles, the transpose's shared tile).
 3. Checks the floating-point contractions in the PTX (DESIGN §15), kernel by kernel:
    a. nvcc contracted nothing: each kernel's `fma.rn` count is the same compiled
       with nvcc's default --fmad=true as with --fmad=false, so every fma is one the
@@ -79,6 +79,7 @@ PTX_FEATURES = {
     "gemm_kernel": [("cp.async", r"\bcp\.async\.c[ag]\.shared\.global"), ("cp.async waits", r"\bcp\.async\.wait_group"),
                     ("16-byte shared loads", r"\bld\.shared" + WIDE)],
     "gemv_kernel": [("16-byte loads", r"\bld\.global(\.nc)?" + WIDE), ("warp shuffles", r"\bshfl\.sync")],
+    "transpose_kernel": [("a shared-memory tile", r"\bst\.shared\."), ("a barrier", r"\b(bar|barrier)\.sync\b")],
 }
 
 
@@ -246,7 +247,8 @@ def main():
                 "- every instantiation the library ships: elementwise kernels for float, double, int32, int64"
                 " with 32- and 64-bit indices; rand, GEMM tiles and the small-batch GEMV for float and double\n"
                 "- checked: no spills, no stack (local memory), and in the PTX: 16-byte loads/stores in the"
-                " elementwise, rand and GEMV kernels, cp.async in the GEMM kernels; no contraction by nvcc"
+                " elementwise, rand and GEMV kernels, cp.async in the GEMM kernels, a shared tile and a barrier"
+                " in the transpose kernel; no contraction by nvcc"
                 " (the same fma.rn with --fmad=false), no mul+add pair ptxas may fuse, fma in the GEMM and"
                 " GEMV kernels only (DESIGN §15)\n\n"
                 "| kernel | arch | registers | shared memory (bytes) | stack (bytes) | spill stores | spill loads |\n"

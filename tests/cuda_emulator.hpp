@@ -119,20 +119,25 @@ public:
             w.read_epoch = epoch_;
         });
     }
-    void write(const void* p, std::size_t bytes) override {
+    void write(const void* p, std::size_t bytes) override { written(p, bytes, pending); }
+    void store(const void* p, std::size_t bytes) override { written(p, bytes, epoch_); }
+
+private:
+    static constexpr std::int64_t never = -2, pending = -1;
+    static constexpr int many = -2;
+
+    /// A write by this thread that lands in epoch `landed` (pending: when its cp.async group is waited for).
+    void written(const void* p, std::size_t bytes, std::int64_t landed) {
         for_words(p, bytes, [&](word& w, std::size_t i) {
             if (w.read_epoch == epoch_ && w.reader != thread_)
                 race("overwrites shared word " + std::to_string(i) + " that another thread read since the last barrier");
             else if ((w.landed == pending || w.landed == epoch_) && w.writer != thread_)
                 race("writes shared word " + std::to_string(i) + " that thread " + std::to_string(w.writer) +
                      " also wrote since the last barrier");
-            w = word{thread_, commits_, pending, w.reader, w.read_epoch};
+            w = word{thread_, commits_, landed, w.reader, w.read_epoch};
         });
     }
 
-private:
-    static constexpr std::int64_t never = -2, pending = -1;
-    static constexpr int many = -2;
     struct word {
         int writer = -1;
         std::int64_t group = 0, landed = never;

@@ -16,6 +16,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // doctest's list of the test cases linked into this binary (defined in test_main.cpp's implementation).
@@ -498,6 +499,134 @@ TEST_CASE("emulated small-batch linear and matmul (gemv kernel) give the cpu's b
     for (const std::int64_t m : {5, 16}) {
         check_gemv<cu::gemv_tile<float, cu::gemv_max_batch>, float>(m);
         check_gemv<cu::gemv_tile<double, cu::gemv_max_batch>, double>(m);
+    }
+}
+
+// ---- transpose ---------------------------------------------------------------------------------
+
+namespace {
+/// Runs transpose_kernel's body for every block of its grid with context Ctx
+/// (emulated_block, or a wrapper of it); returns the first race found ("" if none).
+template <class Ctx = emulated_block, class T>
+std::string emulate_transpose(const cu::transpose_params<T>& p) {
+    for (std::int64_t id = 0; id < p.blocks(); ++id) {
+        emulated_block block(cu::transpose_threads, id);
+        if constexpr (std::is_same_v<Ctx, emulated_block>) {
+            cu::transpose_block(block, p);
+            REQUIRE(block.barriers() == 1);
+        } else {
+            Ctx wrapped{block};
+            cu::transpose_block(wrapped, p);
+        }
+        if (!block.error().empty()) return block.error();
+    }
+    return "";
+}
+
+/// An emulated block that forgets its barriers: what the body would be without its one.
+struct barrier_forgetting_block {
+    emulated_block& b;
+    std::int64_t block() const { return b.block(); }
+    template <class F>
+    void each_thread(F&& f) { b.each_thread(f); }
+    void barrier() {}
+    template <class T, int N, int Align>
+    T* shared() { return b.shared<T, N, Align>(); }
+};
+
+/// The copy plan of `in` into a fresh contiguous tensor of its shape.
+template <class T>
+dt::detail::loop_plan<2> copy_plan(const dt::tensor<T, dt::cpu_device>& out, const dt::tensor<T, dt::cpu_device>& in) {
+    return dt::detail::make_loop_plan<2>(out.shape(), {&out.shape(), &in.shape()}, {&out.strides(), &in.strides()});
+}
+
+/// A [rows, cols] matrix of T (all values differ where T allows).
+template <class T>
+dt::tensor<T, dt::cpu_device> matrix_of(std::int64_t rows, std::int64_t cols) {
+    if constexpr (std::is_floating_point_v<T>) return dt::rand<T>({rows, cols});
+    else if constexpr (std::is_same_v<T, bool>) return dt::rand<float>({rows, cols}) > 0.5f;
+    else return dt::randint<T>(sizeof(T) < 4 ? -30000 : -1000000, sizeof(T) < 4 ? 30000 : 1000000, {rows, cols});
+}
+
+/// x.t().contiguous() through the emulated transpose kernel, compared bit for bit with the CPU's.
+template <class T>
+void check_transpose(std::int64_t rows, std::int64_t cols) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    const auto x = matrix_of<T>(cols, rows);
+    const auto xt = x.t();
+    const auto want = xt.contiguous();
+    auto out = dt::empty<T>({rows, cols});
+    std::memset(static_cast<void*>(out.data()), 0xab, sizeof(T) * static_cast<std::size_t>(rows * cols));
+    // the kernel's parameters as the launcher derives them; a vector's copy plan is 1-D (no transpose)
+    const cu::transpose_params<T> p{out.data(), xt.data(), rows, cols, 1, cols, rows, 0, 0};
+    const auto plan = copy_plan(out, xt);
+    REQUIRE(cu::is_transposed_copy(plan) == (rows > 1 && cols > 1));
+    if (cu::is_transposed_copy(plan)) {
+        const auto q = cu::transpose_params_of(plan, out.data(), static_cast<const T*>(xt.data()));
+        CHECK((q.out == p.out && q.in == p.in && q.rows == rows && q.cols == cols && q.batch == 1 &&
+               q.out_row == cols && q.in_column == rows));
+    }
+    CHECK(p.blocks() == (rows + 31) / 32 * ((cols + 31) / 32));
+    const std::string race = emulate_transpose(p);
+    CHECK_MESSAGE(race.empty(), race);
+    CHECK(std::memcmp(out.data(), want.data(), sizeof(T) * static_cast<std::size_t>(rows * cols)) == 0);
+}
+}  // namespace
+
+TEST_CASE("emulated transpose kernel copies transposed matrices off the tile as the cpu does") {
+    const std::vector<std::array<std::int64_t, 2>> shapes = {{1, 1},   {31, 33}, {33, 31}, {64, 64},
+                                                             {100, 7}, {7, 100}, {257, 129}, {2, 1000}};
+    for (const auto& [rows, cols] : shapes) {
+        check_transpose<float>(rows, cols);
+        check_transpose<double>(rows, cols);
+    }
+    for (const auto& [rows, cols] : {std::array<std::int64_t, 2>{33, 31}, {64, 64}}) {
+        check_transpose<std::int64_t>(rows, cols);
+        check_transpose<bool>(rows, cols);  // 1-byte elements, 4-byte tile slots
+        check_transpose<std::int16_t>(rows, cols);
+    }
+    SUBCASE("a batch of planes, and an output with a row stride of its own") {
+        const auto x = dt::rand<float>({3, 33, 70});
+        const auto xt = x.transpose(1, 2);  // [3, 70, 33]
+        auto out = dt::empty<float>({3, 70, 33});
+        const auto plan = copy_plan(out, xt);
+        REQUIRE(plan.rank == 3);
+        REQUIRE(cu::is_transposed_copy(plan));
+        const auto p = cu::transpose_params_of(plan, out.data(), static_cast<const float*>(xt.data()));
+        CHECK(p.blocks() == 3 * 3 * 2);
+        CHECK(emulate_transpose(p).empty());
+        CHECK(out.to_vector() == xt.contiguous().to_vector());
+
+        auto wide = dt::zeros<float>({70, 40});
+        auto window = wide.narrow(1, 5, 33);  // rows 40 apart
+        const auto plane = xt[1];
+        const auto window_plan = copy_plan(window, plane);
+        REQUIRE(cu::is_transposed_copy(window_plan));
+        CHECK(emulate_transpose(cu::transpose_params_of(window_plan, window.data(), static_cast<const float*>(plane.data())))
+                  .empty());
+        for (std::int64_t i = 0; i < 70; ++i)
+            for (std::int64_t j = 0; j < 40; ++j) {
+                const float want = j >= 5 && j < 38 ? plane(i, j - 5) : 0.f;
+                if (wide(i, j) != want) FAIL_CHECK("element (", i, ", ", j, ") is ", wide(i, j), ", not ", want);
+            }
+    }
+    SUBCASE("other copies keep their kernels") {
+        const auto x = dt::rand<float>({8, 6});
+        auto out6 = dt::empty<float>({8, 6});
+        auto out3 = dt::empty<float>({8, 3});
+        CHECK_FALSE(cu::is_transposed_copy(copy_plan(out6, x)));                  // contiguous: 1-D
+        CHECK_FALSE(cu::is_transposed_copy(copy_plan(out3, x.narrow(1, 1, 3))));  // rows apart, not transposed
+        CHECK_FALSE(cu::is_transposed_copy(copy_plan(out6, x.narrow(0, 0, 1).expand({8, 6}))));  // a broadcast row
+        CHECK(cu::is_transposed_copy(copy_plan(out6, x.t().contiguous().t())));
+    }
+    SUBCASE("the emulator sees the tile: without the barrier a read is flagged") {
+        const auto x = dt::rand<float>({40, 40});
+        auto out = dt::empty<float>({40, 40});
+        const auto xt = x.t();
+        const auto p = cu::transpose_params_of(copy_plan(out, xt), out.data(), static_cast<const float*>(xt.data()));
+        CHECK(emulate_transpose<barrier_forgetting_block>(p).find("before the barrier that publishes it") !=
+              std::string::npos);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -310,6 +311,24 @@ DEVTENSOR_GPU_TEST_CASE("gpu views, strided operands and conversions match the c
     dt::fill(zc.narrow(1, 2, 2), 5.f);
     CHECK(z.to_vector() == zc.to_vector());
     CHECK(dt::relu(g).to_vector() == dt::relu(a).to_vector());
+}
+
+DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu transposed copies (the tiled transpose kernel) match the cpu bit for bit", T,
+                                 float, double, std::int32_t, std::int64_t, std::int8_t, bool) {
+    for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {1, 1}, {31, 33}, {33, 31}, {64, 64}, {100, 7}, {7, 100}, {257, 129}, {1000, 1500}}) {
+        CAPTURE(rows);
+        CAPTURE(cols);
+        const auto x = dt::arange<float>(0, rows * cols).view({rows, cols}).to<T>();
+        CHECK(x.cuda().t().contiguous().to_vector() == x.t().contiguous().to_vector());
+        CHECK(x.cuda().transpose(0, 1).contiguous().cpu().to_vector() == x.t().contiguous().to_vector());
+    }
+    const auto f = dt::rand<float>({300, 200}).to<T>();
+    CHECK(f.cuda().t().contiguous().to_vector() == f.t().contiguous().to_vector());
+    // a batch of planes, and a transposed window of a wider matrix
+    const auto b = dt::arange<float>(0, 3 * 33 * 70).view({3, 33, 70}).to<T>();
+    CHECK(b.cuda().transpose(1, 2).contiguous().to_vector() == b.transpose(1, 2).contiguous().to_vector());
+    CHECK(b.cuda()[1].narrow(1, 5, 40).t().contiguous().to_vector() == b[1].narrow(1, 5, 40).t().contiguous().to_vector());
 }
 #endif
 

@@ -37,7 +37,10 @@ inline constexpr int pack16 = 16 / static_cast<int>(sizeof(T));
 /// watch installed for this thread; outside the emulator none is installed.
 struct shared_watch {
     virtual void read(const void* p, std::size_t bytes) = 0;
+    /// A cp.async copy: it lands when this thread waits for its group.
     virtual void write(const void* p, std::size_t bytes) = 0;
+    /// A plain store: seen by this thread at once, by the others after a barrier.
+    virtual void store(const void* p, std::size_t bytes) = 0;
 
 protected:
     ~shared_watch() = default;
@@ -87,6 +90,24 @@ DEVTENSOR_HOST_DEVICE inline void store_pack(T* p, const pack<T, L>& value) {
     {
         for (int e = 0; e < L; ++e) p[e] = value.v[e];
     }
+}
+
+/// One element of shared memory read by this thread (the emulator sees the read).
+template <class T>
+DEVTENSOR_HOST_DEVICE inline T shared_load(const T* p) {
+#if !defined(__CUDA_ARCH__)
+    if (shared_watch* w = current_shared_watch()) w->read(p, sizeof(T));
+#endif
+    return *p;
+}
+
+/// One element of shared memory written by this thread (the emulator sees the write).
+template <class T>
+DEVTENSOR_HOST_DEVICE inline void shared_store(T* p, T value) {
+#if !defined(__CUDA_ARCH__)
+    if (shared_watch* w = current_shared_watch()) w->store(p, sizeof(T));
+#endif
+    *p = value;
 }
 
 // ---- asynchronous global -> shared copies (cp.async, sm_80 and later) -------------------

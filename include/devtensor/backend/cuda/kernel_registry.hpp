@@ -30,6 +30,8 @@
       "emulated repeating add (bias) and general broadcast add match the cpu backend")                                \
     X(map_strided_kernel, "float double", "<detail::copy_element, T, 2, T>",                                          \
       "emulated repeating add (bias) and general broadcast add match the cpu backend")                                \
+    X(transpose_kernel, "float double std::int64_t bool", "<T>",                                                      \
+      "emulated transpose kernel copies transposed matrices off the tile as the cpu does")                            \
     X(generate_kernel, "double", "<detail::arange_value<T>, T, I>",                                                   \
       "emulated arange and linspace (generate kernel) match the cpu backend")                                         \
     X(generate_kernel, "float", "<detail::linspace_value<T>, T, I>",                                                  \

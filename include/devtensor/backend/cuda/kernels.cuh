@@ -139,6 +139,13 @@ __global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
     gemv_block<G>(block, p);
 }
 
+/// transpose_block on the GPU: one 32 x 32 tile per block.
+template <class T>
+__global__ void __launch_bounds__(transpose_threads) transpose_kernel(transpose_params<T> p) {
+    device_block block;
+    transpose_block(block, p);
+}
+
 // ---- launchers -------------------------------------------------------------------------
 
 /// The shape of device `ordinal`, asked once.
@@ -206,7 +213,8 @@ void fill(int ordinal, T* out, std::int64_t n, T value) {
 /// out = f(in...) over the plan (operand 0 the output), for the op `name`: the one
 /// CUDA launcher of every elementwise op. A plan whose operands walk in order (or
 /// repeat one element) takes the packed kernel, a bias-like binary plan the
-/// repeating one, anything else the strided one.
+/// repeating one, the copy of a transposed matrix the tiled transpose, anything
+/// else the strided one.
 template <class F, class TO, class... TI>
 void map(const char* name, int ordinal, const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out,
          const TI*... in) {
@@ -241,6 +249,14 @@ void map(const char* name, int ordinal, const F& f, const detail::loop_plan<1 + 
             return r.b_repeats ? run(a, b) : run(b, a);
         }
     }
+    // the copy of a transposed matrix (or a batch of them): tiles through shared memory
+    if constexpr (copying<F> && sizeof...(TI) == 1 && (std::is_same_v<TI, TO> && ...))
+        if (is_transposed_copy(p)) {
+            const transpose_params<TO> t = transpose_params_of(p, out, in...);
+            if (t.blocks() <= std::numeric_limits<std::int32_t>::max())
+                return launch(name, ordinal, dim3(static_cast<unsigned>(t.blocks())), transpose_threads,
+                              transpose_kernel<TO>, t);
+        }
     launch_elementwise<map_strided_kernel<F, TO, 1 + sizeof...(TI), TI...>>(name, ordinal, p.numel, f, p, out, in...);
 }
 

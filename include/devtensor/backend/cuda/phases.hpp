@@ -8,3 +8,4 @@
 #include <devtensor/backend/cuda/elementwise_phases.hpp>
 #include <devtensor/backend/cuda/gemm_blocks.hpp>  // gemm_phases.hpp and the bodies that call them
 #include <devtensor/backend/cuda/reduce_phases.hpp>
+#include <devtensor/backend/cuda/transpose_blocks.hpp>  // the transpose kernel's body

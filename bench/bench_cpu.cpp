@@ -267,6 +267,32 @@ TEST_CASE("linear(1024 -> 1024) on batch 1-16 (GEMV shape)", "[gemm][gemv]") {
     for (const std::int64_t batch : {1, 2, 4, 8, 16}) bench_row({op::linear, batch, 1024, 1024});
 }
 
+// ---- matmul on a small batch beside linear of the same shape -------------------------------
+// Both sum in the GEMV order (m <= 16): linear reads its weight [n, k] a row (a dot) at a
+// time, matmul reads B [k, n] a row (a step of every column's chains) at a time. The
+// report divides the two; "linear" here is dt::linear(x, w) without a bias.
+
+namespace {
+
+template <class T>
+void matmul_beside_linear(std::int64_t m, const std::string& op) {
+    constexpr std::int64_t n = 4096, k = 4096;
+    const auto x = dt::rand<T>({m, k}), b = dt::rand<T>({k, n}), w = dt::rand<T>({n, k});
+    const std::string row = op + "|" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + "|";
+    const std::string work = "|flops=" + std::to_string(2 * m * n * k);
+    let_workers_sleep();
+    BENCHMARK(row + "devtensor" + work) { return dt::matmul(x, b); };
+    let_workers_sleep();
+    BENCHMARK(row + "linear" + work) { return dt::linear(x, w); };
+}
+
+}  // namespace
+
+TEST_CASE("matmul beside linear on a small batch, [m, 4096] x [4096, 4096]", "[gemm][gemv]") {
+    matmul_beside_linear<float>(16, "matmul_gemv_f32");
+    matmul_beside_linear<double>(4, "matmul_gemv_f64");
+}
+
 // ---- scaling: each op at 5 sizes ---------------------------------------------------------------
 // Elementwise from L1 (8K floats = 32 KiB) up by 16x steps to 128M floats: 512 MiB an
 // operand, the largest this suite allocates (VMs report L3 sizes that are not real).

@@ -35,6 +35,8 @@ OP_TITLES = {
     "matmul": "matmul, M = N = K",
     "linear": "linear: x [batch, in] · weightᵀ + bias; b1024:1024->1024 is linear(1024 → 1024) on batch 1024",
     "transpose": "transpose(0, 1).contiguous() of 8192² floats, beside copies of the same bytes (GB/s counts a read and b written)",
+    "matmul_gemv_f32": "matmul [16, 4096] x [4096, 4096] float (GEMV order, B read by rows) beside linear of the same shape",
+    "matmul_gemv_f64": "matmul [4, 4096] x [4096, 4096] double (GEMV order, B read by rows) beside linear of the same shape",
     "add_every_other_column": "add of every other column of two [4096, 8192] matrices (stride 2) beside the contiguous add of as many elements",
     "add_narrowed_rows": "add of half of each row of two [4096, 8192] matrices (rows with gaps) beside the contiguous add",
     "add_transposed": "add of two transposed [4096, 4096] matrices (the tiled gather) beside the contiguous add",

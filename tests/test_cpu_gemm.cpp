@@ -1,6 +1,6 @@
 // backend/cpu/gemm*.hpp: every micro-kernel this CPU can run (not only the one
-// matmul picks), the dot-product path (portable too, and B n-contiguous, whose
-// columns it copies), edge tiles, several k and n blocks,
+// matmul picks), the dot-product path (portable too) and, for B n-contiguous, the
+// kernels that vectorise across the columns, edge tiles, several k and n blocks,
 // bias, transposed B and the thread splits, against a plain loop in double;
 // how many parts gemm_parts picks, and the same bits whatever that number.
 #include "test_support.hpp"
@@ -90,6 +90,19 @@ TEST_CASE_TEMPLATE("the dot-product path (linear on a small batch) matches the p
                     run([](auto... args) { cpu::avx2_dot_columns<T>(args...); });
                 if (cpu::simd::best_isa() >= cpu::simd::isa::avx512)
                     run([](auto... args) { cpu::avx512_dot_columns<T>(args...); });
+                // matmul's B (rows contiguous): the kernels across the columns
+                const problem rows{p.m, p.n, p.k, false};
+                const auto run_rows = [&](auto gemv_rows) {
+                    check_gemm<T>(rows, [&](std::int64_t m_, std::int64_t n, std::int64_t k, auto a, auto b, T* c,
+                                            std::int64_t ldc, const T* bias) {
+                        gemv_rows(m_, std::int64_t{0}, n, k, a.data, a.row, b.data, b.row, c, ldc, bias);
+                    });
+                };
+                run_rows([](auto... args) { cpu::portable_gemv_rows<T>(args...); });
+                if (cpu::simd::best_isa() >= cpu::simd::isa::avx2)
+                    run_rows([](auto... args) { cpu::avx2_gemv_rows<T>(args...); });
+                if (cpu::simd::best_isa() >= cpu::simd::isa::avx512)
+                    run_rows([](auto... args) { cpu::avx512_gemv_rows<T>(args...); });
                 check_gemm<T>(p, [](auto... args) { cpu::gemm<T>(args...); });  // the dispatch
                 check_gemm<T>(problem{p.m, p.n, p.k, false}, [](auto... args) { cpu::gemm<T>(args...); });  // matmul's B
             }

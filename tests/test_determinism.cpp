@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -166,6 +167,102 @@ TEST_CASE_TEMPLATE("every CPU ISA path, called directly, gives the bits of the d
                 cpu::gemm_on<T>(isa, s.m, s.n, s.k, {o.a.data(), s.k, 1}, {o.w.data(), 1, s.k}, c.data(), s.n,
                                 nullptr);
                 REQUIRE_SAME_BITS(c, lin);
+            }
+        }
+    }
+}
+
+// matmul's B (row-major) on a small batch: the kernels that vectorise across the columns
+// of C, called directly (portable, AVX2, AVX-512) and through gemm_on at 1, 2 and 7
+// threads: m <= 16 across the row blocks, n off the register widths (edge strips), k off
+// the chain count and across the kernels' k blocks, B with a row stride wider than n,
+// A transposed, column ranges that start inside a strip, with and without the bias.
+TEST_CASE_TEMPLATE("the across-columns GEMV kernels (B row-major) give the bits of the documented order", T, float,
+                   double) {
+    saved_threads saved;
+    const std::vector<mnk> gemv_shapes = {{1, 1, 1},     {2, 7, 15},     {3, 33, 17},    {4, 50, 100},
+                                          {5, 100, 33},  {7, 31, 1000},  {8, 64, 2050},  {13, 129, 4097},
+                                          {16, 47, 2063}, {16, 96, 64},  {9, 200, 3},    {16, 1, 40}};
+    for (const mnk& s : gemv_shapes) {
+        CAPTURE(s.m);
+        CAPTURE(s.n);
+        CAPTURE(s.k);
+        const operands<T> o(s);
+        // B with rows 5 elements wider than n, A transposed (column p of an [k, m] matrix).
+        const std::int64_t ldb = s.n + 5;
+        std::vector<T> wide_b(static_cast<std::size_t>(s.k * ldb), T(99)), a_t(static_cast<std::size_t>(s.k * s.m));
+        for (std::int64_t p = 0; p < s.k; ++p) {
+            std::copy(o.b.data() + p * s.n, o.b.data() + (p + 1) * s.n, wide_b.begin() + p * ldb);
+            for (std::int64_t i = 0; i < s.m; ++i) a_t[static_cast<std::size_t>(p * s.m + i)] = o.a.data()[i * s.k + p];
+        }
+        for (const bool with_bias : {false, true}) {
+            CAPTURE(with_bias);
+            const T* bias = with_bias ? o.bias.data() : nullptr;
+            const auto expected = plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.b.data(), s.n, 1, bias);
+            // each kernel directly, on all columns and on [j0, n) from inside a strip
+            using kernel = void (*)(std::int64_t, std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t,
+                                    const T*, std::int64_t, T*, std::int64_t, const T*);
+            std::vector<std::pair<const char*, kernel>> kernels = {{"portable", &cpu::portable_gemv_rows<T>}};
+#if DEVTENSOR_HAS_X86_KERNELS
+            if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) kernels.push_back({"avx2", &cpu::avx2_gemv_rows<T>});
+            if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) kernels.push_back({"avx512", &cpu::avx512_gemv_rows<T>});
+#endif
+            for (const auto& [name, run] : kernels) {
+                CAPTURE(name);
+                for (const std::int64_t j0 : {std::int64_t{0}, s.n / 3}) {
+                    CAPTURE(j0);
+                    std::vector<T> c(static_cast<std::size_t>(s.m * s.n), T(-7));
+                    run(s.m, j0, s.n, s.k, o.a.data(), s.k, wide_b.data(), ldb, c.data(), s.n, bias);
+                    auto want = expected;  // columns before j0 untouched
+                    for (std::size_t x = 0; x < want.size(); ++x)
+                        if (static_cast<std::int64_t>(x) % s.n < j0) want[x] = T(-7);
+                    REQUIRE_SAME_BITS(c, want);
+                }
+            }
+            // through gemm_on: every ISA path, any thread count, A read through its strides
+            for (const cpu::simd::isa isa : isa_paths()) {
+                CAPTURE(name_of(isa));
+                for (const int threads : {1, 2, 7}) {
+                    CAPTURE(threads);
+                    dt::set_num_threads(threads);
+                    std::vector<T> c(static_cast<std::size_t>(s.m * s.n), T(-7));
+                    cpu::gemm_on<T>(isa, s.m, s.n, s.k, {o.a.data(), s.k, 1}, {wide_b.data(), ldb, 1}, c.data(), s.n,
+                                    bias);
+                    REQUIRE_SAME_BITS(c, expected);
+                    std::fill(c.begin(), c.end(), T(-7));
+                    cpu::gemm_on<T>(isa, s.m, s.n, s.k, {a_t.data(), 1, s.m}, {wide_b.data(), ldb, 1}, c.data(), s.n,
+                                    bias);
+                    REQUIRE_SAME_BITS(c, expected);
+                }
+            }
+        }
+        // the public call, A and B transposed views
+        const auto at = dt::matmul(o.a.t().contiguous().t(), o.b.t().contiguous().t()).to_vector();
+        REQUIRE_SAME_BITS(at, plain_loop<T>(s.m, s.n, s.k, o.a.data(), o.b.data(), s.n, 1, nullptr));
+    }
+}
+
+TEST_CASE_TEMPLATE("the GEMV order's padded last step turns a -0 chain into +0 on every path", T, float, double) {
+    // Every product underflows to -0, so every chain is -0 until the zero-padded step
+    // (k not a multiple of L) adds +0 to the chains past the end: then the sum is +0;
+    // with k a multiple of L there is no padded step and the sum stays -0.
+    constexpr std::int64_t L = 64 / static_cast<std::int64_t>(sizeof(T));
+    const T tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-200);
+    for (const std::int64_t k : {L, L + 1, 3 * L - 1, 3 * L}) {
+        CAPTURE(k);
+        for (const std::int64_t m : {std::int64_t{1}, std::int64_t{5}, std::int64_t{16}}) {
+            CAPTURE(m);
+            const std::int64_t n = 37;
+            const std::vector<T> a(static_cast<std::size_t>(m * k), -tiny), b(static_cast<std::size_t>(k * n), tiny);
+            const auto expected = plain_loop<T>(m, n, k, a.data(), b.data(), n, 1, nullptr);
+            REQUIRE(std::signbit(expected[0]) == (k % L == 0));
+            for (const cpu::simd::isa isa : isa_paths()) {
+                CAPTURE(name_of(isa));
+                std::vector<T> c(static_cast<std::size_t>(m * n), T(-7));
+                cpu::gemm_on<T>(isa, m, n, k, {a.data(), k, 1}, {b.data(), n, 1}, c.data(), n, nullptr);
+                REQUIRE_SAME_BITS(c, expected);
+                cpu::gemm_on<T>(isa, m, n, k, {a.data(), k, 1}, {b.data(), 1, k}, c.data(), n, nullptr);  // B as Wᵀ
+                REQUIRE_SAME_BITS(c, expected);
             }
         }
     }

@@ -3,8 +3,11 @@
 // GEMV order of detail/gemm_order.hpp (interleaved chains, folded pairwise),
 // as the CUDA GEMV kernel sums it. Threads take whole columns of C. Where B's
 // columns are contiguous (linear's weight rows), every weight row is read once,
-// straight from memory: packing it would cost more than the math; otherwise
-// (matmul) each thread copies a block of columns contiguous first.
+// straight from memory, and the kernels vectorise across k (a dot's chains in
+// registers). Where B's rows are (matmul's B), they vectorise across the columns
+// instead (a register per chain, a lane per column): the same sums lane by
+// lane, B copied a block of whole row pieces at a time (no transposing copy,
+// which cost matmul 0.5x). Any other B is copied a block of columns at a time.
 #pragma once
 
 #include <devtensor/backend/cpu/isa_kernels.hpp>
@@ -31,7 +34,7 @@ struct matrix_view {
 };
 
 /// Grow-only working memory of the calling thread (slot 0: B's panels, slot 1:
-/// A's, slot 2: the dot path's columns), so repeated GEMMs neither allocate nor
+/// A's, slot 2: the dot path's columns or B's rows), so repeated GEMMs neither allocate nor
 /// page-fault. Written before it is read.
 template <class T>
 T* scratch(int slot, std::size_t count) {
@@ -93,6 +96,89 @@ void dot_columns_on(simd::isa isa, std::int64_t m, std::int64_t j0, std::int64_t
     portable_dot_columns(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
 }
 
+/// Columns [j0, j1) of C = A·B + bias in the GEMV order, B row-major (row p at b + p*ldb),
+/// plain C++: 16 columns at a time, chain by chain as detail::gemv_order_dot sums them.
+template <class T>
+void portable_gemv_rows(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
+                        std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    constexpr int L = detail::gemv_chains<T>;
+    constexpr std::int64_t W = 16;
+    for (std::int64_t j = j0; j < j1; j += W) {
+        const std::int64_t w = std::min(W, j1 - j);
+        for (std::int64_t i = 0; i < m; ++i) {
+            T chains[static_cast<std::size_t>(L)][static_cast<std::size_t>(W)] = {};
+            const T* ai = a + i * lda;
+            for (std::int64_t p0 = 0; p0 < k; p0 += L)
+                for (int l = 0; l < L; ++l) {
+                    const std::int64_t p = p0 + l;
+                    if (p < k) {
+                        const T* bp = b + p * ldb + j;
+                        for (std::int64_t x = 0; x < w; ++x) chains[l][x] = detail::fma(ai[p], bp[x], chains[l][x]);
+                    } else {  // the zero-padded last step
+                        for (std::int64_t x = 0; x < w; ++x) chains[l][x] = detail::fma(T{}, T{}, chains[l][x]);
+                    }
+                }
+            for (std::int64_t x = 0; x < w; ++x) {
+                T column[static_cast<std::size_t>(L)];
+                for (int l = 0; l < L; ++l) column[l] = chains[l][x];
+                c[i * ldc + j + x] = detail::plus_bias(detail::fold_chains(column), bias, j + x);
+            }
+        }
+    }
+}
+
+/// Columns [j0, j1) in strips of W columns with `strip` (an ISA's gemv_strip), which
+/// copies B a block of KC rows at a time into this thread's working memory.
+template <std::int64_t W, std::int64_t KC, class T, class Strip>
+void gemv_strips(Strip strip, std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
+                 std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    constexpr std::int64_t L = detail::gemv_chains<T>;  // a block holds whole steps
+    T* const packed = scratch<T>(2, static_cast<std::size_t>(std::min(KC, (k + L - 1) / L * L) * W));
+    for (std::int64_t j = j0; j < j1; j += W) {
+        strip(m, k, a, lda, b + j, ldb, c + j, ldc, bias ? bias + j : nullptr, std::min(W, j1 - j), packed);
+    }
+}
+
+#if DEVTENSOR_HAS_X86_KERNELS
+
+/// The across-columns kernels of each ISA, with their blocking: rows x registers x chains
+/// per register block (AVX2: 4 x 2 x 1 of 16 ymm, AVX-512: 4 x 2 x 2 of 32 zmm), strips
+/// of two registers of columns, B's rows in blocks of 128 KiB of the strip (L2).
+template <class T>
+void avx2_gemv_rows(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
+                    std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    constexpr int NV = 2;
+    constexpr std::int64_t W = avx2::row_chain_columns<T, NV>,
+                           KC = (128 << 10) / (W * static_cast<std::int64_t>(sizeof(T)));
+    gemv_strips<W, KC>(&avx2::gemv_strip<4, NV, 1, KC, T>, m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+}
+
+template <class T>
+void avx512_gemv_rows(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
+                      std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    constexpr int NV = 2;
+    constexpr std::int64_t W = avx512::row_chain_columns<T, NV>,
+                           KC = (128 << 10) / (W * static_cast<std::int64_t>(sizeof(T)));
+    gemv_strips<W, KC>(&avx512::gemv_strip<4, NV, 2, KC, T>, m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+}
+
+#endif
+
+/// Columns [j0, j1) with the across-columns kernel of `isa` (one this CPU runs); B row-major.
+template <class T>
+void gemv_rows_on(simd::isa isa, std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
+                  std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+#if DEVTENSOR_HAS_X86_KERNELS
+    if (isa == simd::isa::avx512) return avx512_gemv_rows(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+    if (isa == simd::isa::avx2) return avx2_gemv_rows(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+#endif
+    (void)isa;
+    portable_gemv_rows(m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
+}
+
+/// Columns a thread's share of a row-major B starts on a multiple of: whole strips of every kernel.
+inline constexpr std::int64_t gemv_rows_unit = 32;
+
 /// Columns of B a thread copies contiguous at a time when they are not.
 inline constexpr std::int64_t dot_column_block = 64;
 
@@ -114,6 +200,14 @@ void gemm_dot(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, mat
         lda = k;
     }
     const std::int64_t grain = std::max<std::int64_t>(8, (1 << 18) / std::max<std::int64_t>(1, m * k));
+    if (b.col == 1 && b.row != 1) {  // B's rows contiguous: across the columns, threads on whole strips
+        const std::int64_t units = (n + gemv_rows_unit - 1) / gemv_rows_unit;
+        detail::parallel_for(units, (grain + gemv_rows_unit - 1) / gemv_rows_unit, [&](std::int64_t u0, std::int64_t u1) {
+            gemv_rows_on(isa, m, u0 * gemv_rows_unit, std::min(n, u1 * gemv_rows_unit), k, a_data, lda, b.data, b.row,
+                         c, ldc, bias);
+        });
+        return;
+    }
     detail::parallel_for(n, grain, [&](std::int64_t j0, std::int64_t j1) {
         if (b.row == 1) return dot_columns_on(isa, m, j0, j1, k, a_data, lda, b.data, b.col, c, ldc, bias);
         // Column j at columns + j*ld; ld one cache line past a multiple of 64 bytes, so

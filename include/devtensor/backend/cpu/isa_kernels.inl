@@ -140,6 +140,144 @@ DEVTENSOR_ISA_FUNCTION void dot_columns(std::int64_t m, std::int64_t j0, std::in
     for (; j < j1; ++j) dot_rows<MB, 1>(m, j, k, a, lda, b, ldb, c, ldc, bias);
 }
 
+// ---- the GEMV order across the columns of C: B row-major (matmul's B) ----------------------
+// The same sums as dot_block, vectorised across j instead of across k: lane x of a
+// register is column j + x, and chain l of the GEMV order is its own register, taking
+// rows p = l, l + L, ... of B for all columns at once. Each lane thus sums exactly
+// detail::gemv_order_dot for its column (the same fma steps, the same zero-padded last
+// step, the same pairwise fold, the bias last), and B is read a row at a time, as it
+// lies: no transposing copy.
+
+/// Columns of C one strip of NV registers covers.
+template <class T, int NV>
+inline constexpr int row_chain_columns = NV * simd::vec<T, DEVTENSOR_ISA>::lanes;
+
+/// Chains [l0, l0 + LB) of MB rows of A over `steps` whole steps of L rows of B, then a
+/// last step of `left` (< L) rows zero-padded to L (fma(0, 0, c) for the chains past
+/// k), continued from `chains` (`resume`) or from zero and left there:
+/// chains[(l * m_all + i) * NV + v] for row i of this block (a row of `a` at p0, lda
+/// apart) and register v. Chain l0 + lb of step s reads its NV registers of B at
+/// b + s * LB * W + lb * W (W = NV * lanes: a packed block).
+template <int MB, int NV, int LB, class T>
+DEVTENSOR_ISA_FUNCTION void row_chains(std::int64_t steps, std::int64_t left, int l0, const T* a, std::int64_t lda,
+                                       const T* b, typename simd::vec<T, DEVTENSOR_ISA>::type* chains,
+                                       std::int64_t m_all, bool resume) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    using reg = typename V::type;
+    constexpr int L = detail::gemv_chains<T>, lanes = V::lanes, W = NV * lanes;
+    reg acc[static_cast<std::size_t>(LB)][static_cast<std::size_t>(MB)][static_cast<std::size_t>(NV)];
+    const auto at = [&](int lb, int i, int v) { return ((l0 + lb) * m_all + i) * NV + v; };
+    DEVTENSOR_UNROLL(16)
+    for (int lb = 0; lb < LB; ++lb)
+        DEVTENSOR_UNROLL(16)
+        for (int i = 0; i < MB; ++i)
+            DEVTENSOR_UNROLL(4)
+            for (int v = 0; v < NV; ++v) acc[lb][i][v] = resume ? chains[at(lb, i, v)] : V::zero();
+    const T* ap = a + l0;
+    for (std::int64_t s = 0; s < steps; ++s) {
+        DEVTENSOR_UNROLL(16)
+        for (int lb = 0; lb < LB; ++lb) {
+            reg bv[static_cast<std::size_t>(NV)];
+            DEVTENSOR_UNROLL(4)
+            for (int v = 0; v < NV; ++v) bv[v] = V::load(b + lb * W + v * lanes);
+            DEVTENSOR_UNROLL(16)
+            for (int i = 0; i < MB; ++i) {
+                const reg ai = V::broadcast(ap + i * lda + lb);
+                DEVTENSOR_UNROLL(4)
+                for (int v = 0; v < NV; ++v) acc[lb][i][v] = V::fma(ai, bv[v], acc[lb][i][v]);
+            }
+        }
+        ap += L;
+        b += LB * W;
+    }
+    if (left > 0) {  // the last step of k, zero-padded
+        for (int lb = 0; lb < LB; ++lb) {
+            const bool real = l0 + lb < left;
+            for (int v = 0; v < NV; ++v) {
+                const reg bv = real ? V::load(b + lb * W + v * lanes) : V::zero();
+                for (int i = 0; i < MB; ++i)
+                    acc[lb][i][v] = V::fma(real ? V::broadcast(ap + i * lda + lb) : V::zero(), bv, acc[lb][i][v]);
+            }
+        }
+    }
+    DEVTENSOR_UNROLL(16)
+    for (int lb = 0; lb < LB; ++lb)
+        DEVTENSOR_UNROLL(16)
+        for (int i = 0; i < MB; ++i)
+            DEVTENSOR_UNROLL(4)
+            for (int v = 0; v < NV; ++v) chains[at(lb, i, v)] = acc[lb][i][v];
+}
+
+/// row_chains for `rows` <= MB rows: the instance of that many rows.
+template <int MB, int NV, int LB, class T>
+DEVTENSOR_ISA_FUNCTION void row_chains_upto(int rows, std::int64_t steps, std::int64_t left, int l0, const T* a,
+                                            std::int64_t lda, const T* b,
+                                            typename simd::vec<T, DEVTENSOR_ISA>::type* chains, std::int64_t m_all,
+                                            bool resume) {
+    if constexpr (MB > 1)
+        if (rows < MB) return row_chains_upto<MB - 1, NV, LB>(rows, steps, left, l0, a, lda, b, chains, m_all, resume);
+    row_chains<MB, NV, LB>(steps, left, l0, a, lda, b, chains, m_all, resume);
+}
+
+/// C[i][j] = sum over p < k of a[i*lda + p] * b[p*ldb + j] (+ bias[j]) for all m <= 16
+/// rows and the `width` <= W columns of one strip (W = NV registers), in the GEMV order.
+/// B's rows in blocks of KC (a multiple of L, so that each block starts at chain 0),
+/// each block copied to `packed` (KC * W elements) chain group by chain group, so that
+/// the rows a group reads lie one after the other (B's own rows, a power of two apart,
+/// would meet in a few cache sets) and zero-padded past `width`; each group's rows read
+/// by all row blocks (MB rows) while they are in L1. Then the chains folded pairwise, and
+/// the bias added.
+template <int MB, int NV, int LB, std::int64_t KC, class T>
+DEVTENSOR_ISA_FUNCTION void gemv_strip(std::int64_t m, std::int64_t k, const T* a, std::int64_t lda, const T* b,
+                                       std::int64_t ldb, T* c, std::int64_t ldc, const T* bias, std::int64_t width,
+                                       T* packed) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    constexpr int L = detail::gemv_chains<T>, lanes = V::lanes, W = NV * lanes, groups = L / LB;
+    static_assert(KC % L == 0 && L % LB == 0, "gemv_strip: blocks of whole steps, whole chain groups");
+    typename V::type chains[static_cast<std::size_t>(L * detail::gemv_order_max_rows * NV)];
+    for (std::int64_t p0 = 0; p0 < k; p0 += KC) {
+        const std::int64_t rows = std::min(KC, k - p0), steps = rows / L, left = rows - steps * L;
+        const std::int64_t all_steps = steps + (left > 0);
+        // packed[((g * all_steps + s) * LB + lb) * W + x] = B[p0 + s*L + g*LB + lb][x]
+        for (std::int64_t r = 0; r < rows; ++r) {
+            // B's rows one by one from memory, each its own page: a prefetch 16 rows ahead
+            // keeps more of them in flight than the out-of-order window does.
+            if (r + 16 < rows)
+                for (int line = 0; line < W * static_cast<int>(sizeof(T)); line += 64)
+                    _mm_prefetch(reinterpret_cast<const char*>(b + (p0 + r + 16) * ldb) + line, _MM_HINT_T0);
+            const std::int64_t s = r / L, l = r % L, g = l / LB, lb = l % LB;
+            T* dst = packed + ((g * all_steps + s) * LB + lb) * W;
+            const T* src = b + (p0 + r) * ldb;
+            if (width == W) {
+                DEVTENSOR_UNROLL(4)
+                for (int v = 0; v < NV; ++v) V::store(dst + v * lanes, V::load(src + v * lanes));
+            } else {
+                for (std::int64_t x = 0; x < W; ++x) dst[x] = x < width ? src[x] : T{};
+            }
+        }
+        const std::int64_t rows_per_group = all_steps * LB;
+        for (int g = 0; g < groups; ++g)
+            for (std::int64_t i = 0; i < m; i += MB)
+                row_chains_upto<MB, NV, LB>(static_cast<int>(std::min<std::int64_t>(MB, m - i)), steps, left, g * LB,
+                                            a + i * lda + p0, lda, packed + g * rows_per_group * W, chains + i * NV, m,
+                                            p0 != 0);
+    }
+    for (std::int64_t i = 0; i < m; ++i)
+        for (int v = 0; v < NV; ++v) {
+            const auto chain = [&](int l) -> typename V::type& { return chains[(l * m + i) * NV + v]; };
+            for (int w = L / 2; w > 0; w /= 2)  // detail::fold_chains, a lane per column
+                for (int l = 0; l < w; ++l) chain(l) = V::add(chain(l), chain(l + w));
+            const std::int64_t j = v * lanes;
+            if (j + lanes <= width) {
+                V::store(c + i * ldc + j, bias ? V::add(chain(0), V::load(bias + j)) : chain(0));
+            } else if (j < width) {
+                alignas(64) T sums[static_cast<std::size_t>(lanes)];
+                V::store(sums, chain(0));
+                for (std::int64_t x = j; x < width; ++x) c[i * ldc + x] = detail::plus_bias(sums[x - j], bias, x);
+            }
+        }
+}
+
 /// G groups of P::lanes Philox blocks from block first_block + q on, as floats
 /// to out + 4 * q: the same rounds as detail::philox4x32_10_inplace, with the
 /// 32 x 32 -> 64-bit products from the even and the odd lanes' multiplies. The

@@ -310,6 +310,15 @@ DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu amax, argmax, any, softmax match the cpu b
         CHECK(dt::any(g > T(3), {d}).to_vector() == dt::any(x > T(3), {d}).to_vector());
     }
     CHECK(dt::argmax(g).item() == dt::argmax(x).item());
+    // 1-byte accumulators (bool, int8) and a 2-byte one: sixteen chains, as on the CPU
+    const auto b = x > T(0.5);
+    CHECK(dt::amax(b.cuda(), {1}).to_vector() == dt::amax(b, {1}).to_vector());
+    CHECK(dt::argmin(b.cuda(), 1).to_vector() == dt::argmin(b, 1).to_vector());
+    const auto i8 = (x * T(50)).template to<std::int8_t>();
+    CHECK(dt::amin(i8.cuda(), {0}).to_vector() == dt::amin(i8, {0}).to_vector());
+    CHECK(dt::sum(i8.cuda(), {1}).to_vector() == dt::sum(i8, {1}).to_vector());
+    const auto i16 = i8.template to<std::int16_t>();
+    CHECK(dt::amax(i16.cuda()).item() == dt::amax(i16).item());
     CHECK(dt::equal(g, g));
     CHECK(dt::allclose(g, g + T(1e-9)));
 }

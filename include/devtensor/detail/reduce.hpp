@@ -5,7 +5,7 @@
 //  - The n reduced elements of one output, in row-major order of the reduced
 //    dimensions, are cut into chunks of reduce_chunk (the last one shorter).
 //  - A chunk is L = reduce_chains<A> interleaved chains (one 64-byte line of the
-//    accumulator type A): chain l combines the chunk's elements l, l + L, l + 2L,
+//    accumulator type A, at most 16): chain l combines the chunk's elements l, l + L, l + 2L,
 //    ... in order, starting from the identity; the chains are folded pairwise,
 //    c[i] = c[i] (+) c[i + w] for w = L/2, ..., 1.
 //  - The chunk results are combined pairwise in index order (combine_pairwise:
@@ -29,9 +29,10 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 /// Elements of one chunk of a reduction.
 inline constexpr std::int64_t reduce_chunk = 4096;
 
-/// The interleaved chains of a chunk: one 64-byte line of the accumulator type.
+/// The interleaved chains of a chunk: one 64-byte line of the accumulator type, at
+/// most 16 (a GPU group of lanes stays within half a warp).
 template <class A>
-inline constexpr int reduce_chains = 64 / static_cast<int>(sizeof(A));
+inline constexpr int reduce_chains = sizeof(A) >= 4 ? 64 / static_cast<int>(sizeof(A)) : 16;
 
 /// The input of a reduction as [outer, n, inner] with strides (in elements); the
 /// output is dense [outer, inner], and output (o, j) reduces the n elements

@@ -108,9 +108,11 @@ tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in,
         made.op, out.device(), [&] { backend_cpu::reduce<A>(r, *plan, out.data(), source.data()); },
         [&]([[maybe_unused]] auto ordinal) {
 #if DEVTENSOR_HAS_CUDA
+            // the chunk results, as bytes (an accumulator such as argmax's is not an element type)
             const std::int64_t partials = plan->chunks() > 1 ? plan->outputs() * plan->chunks() : 0;
-            tensor<A, D> scratch(shape{partials}, out.device(), made);
-            backend_cuda::reduce(made.op, ordinal, r, *plan, out.data(), source.data(), scratch.data());
+            tensor<std::uint8_t, D> scratch(shape{partials * static_cast<std::int64_t>(sizeof(A))}, out.device(), made);
+            backend_cuda::reduce(made.op, ordinal, r, *plan, out.data(), source.data(),
+                                 reinterpret_cast<A*>(scratch.data()));
 #endif
         });
     return out;

@@ -63,6 +63,15 @@ struct arg_extreme_op {
         return a.index;
     }
 };
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+/// argmax (Larger) or argmin of t over `dims` (one, or all when empty): positions as int64_t.
+template <bool Larger, class T, class D>
+tensor<std::int64_t, D> arg_extreme(const origin& made, const tensor<T, D>& t, const std::vector<std::int64_t>& dims,
+                                    bool keepdim) {
+    return reduce_new<std::int64_t, indexed<T>>(made, arg_extreme_op<Larger>{}, t, dims, keepdim);
+}
+DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
@@ -88,16 +97,14 @@ template <class T, class D>
 [[nodiscard]] tensor<std::int64_t, D> argmax(const tensor<T, D>& t, std::int64_t dim, bool keepdim = false,
                                              call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("argmax", D);
-    return detail::reduce_new<std::int64_t, detail::indexed<T>>({"argmax", site}, detail::arg_extreme_op<true>{}, t,
-                                                                {dim}, keepdim);
+    return detail::arg_extreme<true>({"argmax", site}, t, {dim}, keepdim);
 }
 
 /// The index of the first largest element of the flattened tensor, a 0-dim tensor.
 template <class T, class D>
 [[nodiscard]] tensor<std::int64_t, D> argmax(const tensor<T, D>& t, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("argmax", D);
-    return detail::reduce_new<std::int64_t, detail::indexed<T>>({"argmax", site}, detail::arg_extreme_op<true>{}, t,
-                                                                {}, false);
+    return detail::arg_extreme<true>({"argmax", site}, t, {}, false);
 }
 
 /// The index of the first smallest element along `dim` (NaN counting as the smallest).
@@ -105,16 +112,14 @@ template <class T, class D>
 [[nodiscard]] tensor<std::int64_t, D> argmin(const tensor<T, D>& t, std::int64_t dim, bool keepdim = false,
                                              call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("argmin", D);
-    return detail::reduce_new<std::int64_t, detail::indexed<T>>({"argmin", site}, detail::arg_extreme_op<false>{}, t,
-                                                                {dim}, keepdim);
+    return detail::arg_extreme<false>({"argmin", site}, t, {dim}, keepdim);
 }
 
 /// The index of the first smallest element of the flattened tensor, a 0-dim tensor.
 template <class T, class D>
 [[nodiscard]] tensor<std::int64_t, D> argmin(const tensor<T, D>& t, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("argmin", D);
-    return detail::reduce_new<std::int64_t, detail::indexed<T>>({"argmin", site}, detail::arg_extreme_op<false>{}, t,
-                                                                {}, false);
+    return detail::arg_extreme<false>({"argmin", site}, t, {}, false);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -12,6 +12,16 @@
 
 namespace devtensor {
 
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+/// x - max(x) along `dim`: every row's largest element becomes 0, so exp cannot overflow.
+template <class T, class D>
+tensor<T, D> max_shifted(const tensor<T, D>& x, std::int64_t dim) {
+    return x - amax(x, {dim}, true);
+}
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
+
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
 /// exp(x - max) / sum(exp(x - max)) along `dim` (torch.softmax); floating types.
@@ -21,7 +31,7 @@ template <class T, class D>
     DEVTENSOR_STATIC_CHECK_KERNELS("softmax", D);
     detail::check_defined("softmax", {{"input", x.defined()}});
     if (x.numel() == 0) return empty_like(x);
-    const auto e = exp(x - amax(x, {dim}, true));
+    const auto e = exp(detail::max_shifted(x, dim));
     return e / sum(e, {dim}, true);
 }
 
@@ -32,7 +42,7 @@ template <class T, class D>
     DEVTENSOR_STATIC_CHECK_KERNELS("log_softmax", D);
     detail::check_defined("log_softmax", {{"input", x.defined()}});
     if (x.numel() == 0) return empty_like(x);
-    const auto shifted = x - amax(x, {dim}, true);
+    const auto shifted = detail::max_shifted(x, dim);
     return shifted - log(sum(exp(shifted), {dim}, true));
 }
 

@@ -1,5 +1,5 @@
 // The everyday elementwise ops on the entry-point macros (ops/entry_points.hpp):
-// sub, div, maximum, minimum, neg, abs, clamp, exp, log, sqrt, sigmoid, tanh, the
+// sub, div, maximum, minimum, pow, neg, abs, clamp, exp, log, sqrt, sigmoid, tanh, the
 // comparisons and where — values, scalars, in place, out-variants, NaN, integer
 // wrap, errors, thread counts, and GPU results equal to the CPU's.
 #include "test_support.hpp"
@@ -119,6 +119,65 @@ TEST_CASE_TEMPLATE("exp, log, sqrt, sigmoid, tanh: within an ulp of the libm, Na
     CHECK(same_bits(out.to_vector(), dt::tanh(x).to_vector()));
 }
 
+TEST_CASE_TEMPLATE("pow: within 2 ulp, std::pow's special values, broadcasting, scalar forms, in place", T, float,
+                   double) {
+    dt::generator gen(21);
+    const auto base = dt::rand<T>({200, 30}, dt::cpu_device{}, gen) * T(8);
+    const auto exponent = dt::randn<T>({30}, dt::cpu_device{}, gen) * T(6);
+    const auto got = dt::pow(base, exponent).to_vector();
+    const auto bs = base.to_vector(), es = exponent.to_vector();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const long double want = std::pow(static_cast<long double>(bs[i]), static_cast<long double>(es[i % 30]));
+        const T w = static_cast<T>(want);
+        const long double ulp = std::nextafter(std::abs(w), std::numeric_limits<T>::infinity()) - std::abs(w);
+        CHECK(std::abs(static_cast<long double>(got[i]) - want) <= 2 * ulp);
+    }
+    // Every special pair of C99 Annex F, as std::pow gives it (bit for bit, NaN as NaN).
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    const std::vector<T> specials = {0, -T(0), 1, -1, 2, -2, T(0.5), T(-0.5), 3, -3, T(2.5), T(-2.5), inf, -inf, nan,
+                                     std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::max()};
+    const auto n = static_cast<std::int64_t>(specials.size());
+    const auto x = dt::from_values<T>(specials, {n, 1}), y = dt::from_values<T>(specials, {1, n});
+    const auto table = dt::pow(x, y).to_vector();
+    for (std::size_t i = 0; i < specials.size(); ++i)
+        for (std::size_t j = 0; j < specials.size(); ++j) {
+            const T want = std::pow(specials[i], specials[j]), g = table[i * specials.size() + j];
+            CAPTURE(specials[i]);
+            CAPTURE(specials[j]);
+            if (std::isnan(want)) CHECK(std::isnan(g));
+            else CHECK(same_bits(std::vector<T>{g}, std::vector<T>{want}));
+        }
+    CHECK(same_bits(dt::pow(base, T(2)).to_vector(), dt::pow(base, dt::full<T>({1}, 2)).to_vector()));
+    CHECK(same_bits(dt::pow(T(2), exponent).to_vector(), dt::pow(dt::full<T>({30}, 2), exponent).to_vector()));
+    CHECK(dt::pow(T(2), exponent).origin().op == std::string("pow"));
+    auto b = base.clone();
+    dt::pow_(b, exponent);
+    CHECK(same_bits(b.to_vector(), got));
+    auto out = dt::empty<T>({200, 30});
+    dt::pow(base, exponent, out);
+    CHECK(same_bits(out.to_vector(), got));
+    CHECK_ERROR(dt::shape_error, (void)dt::pow(base, dt::ones<T>({7})), "devtensor::pow");
+}
+
+TEST_CASE_TEMPLATE("integer pow wraps like a repeated product; negative exponents truncate as torch's do", T,
+                   std::int32_t, std::int64_t, std::uint8_t) {
+    const auto a = dt::from_values<T>({2, 3, 1, 0, 7}, {5});
+    CHECK(dt::pow(a, 3).to_vector() == std::vector<T>{8, 27, 1, 0, static_cast<T>(343)});
+    CHECK(dt::pow(a, 0).to_vector() == std::vector<T>{1, 1, 1, 1, 1});
+    CHECK(dt::pow(2, dt::from_values<T>({0, 1, 7}, {3})).to_vector() == std::vector<T>{1, 2, static_cast<T>(128)});
+    // 3^41 wraps as the product does in the unsigned type
+    using U = std::make_unsigned_t<T>;
+    U wrapped = 1;
+    for (int i = 0; i < 41; ++i) wrapped = static_cast<U>(wrapped * 3u);
+    CHECK(dt::pow(dt::full<T>({1}, 3), 41).item() == static_cast<T>(wrapped));
+    if constexpr (std::is_signed_v<T>) {
+        const auto s = dt::from_values<T>({1, -1, -1, 2, -2, 0}, {6});
+        const auto e = dt::from_values<T>({-3, -3, -2, -1, -1, 2}, {6});
+        CHECK(dt::pow(s, e).to_vector() == std::vector<T>{1, -1, 1, 0, 0, 0});
+        CHECK(dt::pow(dt::full<T>({1}, -2), 3).item() == T(-8));
+    }
+}
+
 TEST_CASE_TEMPLATE("comparisons give bool tensors, broadcast, take scalars, and NaN is unequal", T, float, std::int32_t) {
     const auto a = dt::from_values<T>({1, 2, 3, 4}, {2, 2});
     const auto b = dt::from_values<T>({2, 2}, {2});
@@ -167,11 +226,13 @@ TEST_CASE("elementwise math gives the same bits on 1, 2 and 7 threads and on str
     const auto x = dt::randn<float>({1024, 1500}, dt::cpu_device{}, gen);
     dt::set_num_threads(1);
     const auto e1 = dt::exp(x).to_vector(), t1 = dt::tanh(x).to_vector(), d1 = (x / (x * x + 1.f)).to_vector();
+    const auto p1 = dt::pow(dt::abs(x), x).to_vector();
     for (const int threads : {2, 7}) {
         dt::set_num_threads(threads);
         CHECK(same_bits(dt::exp(x).to_vector(), e1));
         CHECK(same_bits(dt::tanh(x).to_vector(), t1));
         CHECK(same_bits((x / (x * x + 1.f)).to_vector(), d1));
+        CHECK(same_bits(dt::pow(dt::abs(x), x).to_vector(), p1));
     }
     dt::set_num_threads(before);
     CHECK(same_bits(dt::exp(x.t()).t().contiguous().to_vector(), e1));
@@ -195,6 +256,8 @@ DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu arithmetic, math, comparisons and where ma
     CHECK(same_bits(dt::sqrt(dt::abs(ga)).to_vector(), dt::sqrt(dt::abs(a)).to_vector()));
     CHECK(same_bits(dt::sigmoid(ga).to_vector(), dt::sigmoid(a).to_vector()));
     CHECK(same_bits(dt::tanh(ga).to_vector(), dt::tanh(a).to_vector()));
+    CHECK(same_bits(dt::pow(dt::abs(ga), gb).to_vector(), dt::pow(dt::abs(a), b).to_vector()));
+    CHECK(same_bits(dt::pow(ga, T(3)).to_vector(), dt::pow(a, T(3)).to_vector()));
     CHECK((ga < gb).to_vector() == (a < b).to_vector());
     CHECK(same_bits(dt::where(ga > gb, ga, gb).to_vector(), dt::where(a > b, a, b).to_vector()));
 }

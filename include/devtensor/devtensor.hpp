@@ -25,6 +25,7 @@
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/ops/matmul.hpp>
 #include <devtensor/ops/mul.hpp>
+#include <devtensor/ops/pow.hpp>
 #include <devtensor/ops/random.hpp>
 #include <devtensor/ops/relu.hpp>
 #include <devtensor/ops/sum.hpp>

@@ -61,7 +61,7 @@ std::size_t every_element_op(const D& dev) {
     sink += static_cast<std::size_t>(dt::gather(a, 1, picks).numel() + dt::index_select(a, 0, picks.view({2})).numel());
     sink += dt::equal(a, c) ? 1u : 0u;
     sink += dt::where(a != c, dt::maximum(a, b), dt::clamp(a, 0, 1)).to_vector().size();
-    if constexpr (!std::is_same_v<T, bool>) sink += (-(a - 1) * 2).to_vector().size();
+    if constexpr (!std::is_same_v<T, bool>) sink += (-(a - 1) * 2).to_vector().size() + dt::pow(a, b).to_vector().size();
 
     const dt::tensor<T> any = a.to(dt::device{});  // the run-time device handle
     sink += static_cast<std::size_t>(dt::tensor_cast<dt::cpu_device>(any).numel());

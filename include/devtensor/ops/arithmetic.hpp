@@ -7,12 +7,6 @@
 
 #include <type_traits>
 
-/// Subtraction and negation of bool tensors are refused, as in PyTorch.
-#define DEVTENSOR_STATIC_CHECK_NOT_BOOL(op, T)                                                     \
-    static_assert(!std::is_same_v<T, bool>,                                                        \
-                  "devtensor::" op ": not for bool tensors (PyTorch refuses them too); use "       \
-                  "logical operations, or convert first")
-
 namespace devtensor {
 
 namespace detail {

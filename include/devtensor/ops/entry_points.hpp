@@ -31,6 +31,12 @@ tensor<T, D> scalar_operand(const char* op, const tensor<T, D>& like, S value) {
 
 #define DEVTENSOR_NO_TYPE_CHECK(op, T) static_assert(true)
 
+/// Ops PyTorch refuses for bool tensors (sub, neg, pow).
+#define DEVTENSOR_STATIC_CHECK_NOT_BOOL(op, T)                                                     \
+    static_assert(!std::is_same_v<T, bool>,                                                        \
+                  "devtensor::" op ": not for bool tensors (PyTorch refuses them too); use "       \
+                  "logical operations, or convert first")
+
 /// A scalar S may join a tensor of T: arithmetic, and not floating with an integral T.
 #define DEVTENSOR_STATIC_CHECK_SCALAR(op, T, S)                                                    \
     static_assert(!(std::is_floating_point_v<S> && std::is_integral_v<T>),                         \

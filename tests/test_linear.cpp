@@ -58,6 +58,27 @@ TEST_CASE("linear input width, weight rank and bias shape are checked") {
     CHECK_ERROR(dt::shape_error, dt::linear(dt::ones<float>({2, 3}), w, dt::ones<float>({2})), "bias", "[2]");
 }
 
+TEST_CASE("linear's bias broadcasts like F.linear's: a row fused, any other shape added after, the same bits") {
+    dt::generator gen(41);
+    const auto x = dt::rand<float>({6, 5, 9}, dt::cpu_device{}, gen);
+    const auto w = dt::rand<float>({7, 9}, dt::cpu_device{}, gen);
+    const auto plain = dt::linear(x, w);
+    const auto row = dt::rand<float>({7}, dt::cpu_device{}, gen);
+    const auto same = [](const auto& a, const auto& b) { return a.shape() == b.shape() && a.to_vector() == b.to_vector(); };
+    CHECK(same(dt::linear(x, w, row), plain + row));
+    CHECK(same(dt::linear(x, w, row.view({1, 7})), plain + row));
+    CHECK(same(dt::linear(x, w, dt::full<float>({}, 0.25f)), plain + 0.25f));
+    CHECK(same(dt::linear(x, w, dt::full<float>({1}, 0.25f)), plain + 0.25f));
+    const auto per_row = dt::rand<float>({5, 7}, dt::cpu_device{}, gen);  // [5, 7] against the output [6, 5, 7]
+    CHECK(same(dt::linear(x, w, per_row), plain + per_row));
+    const auto column = dt::rand<float>({5, 1}, dt::cpu_device{}, gen);
+    CHECK(same(dt::linear(x, w, column), plain + column));
+    CHECK(same(dt::linear(x, w, row.expand({5, 7}).t().contiguous().t()), plain + row));  // strided
+    CHECK_ERROR(dt::shape_error, (void)dt::linear(x, w, dt::ones<float>({6, 7})), "devtensor::linear", "bias",
+                "broadcast", "[6, 5, 7]", "[6, 7]");
+    CHECK_ERROR(dt::shape_error, (void)dt::linear(x, w, dt::ones<float>({2, 6, 5, 7})), "bias");
+}
+
 #if DEVTENSOR_HAS_CUDA
 DEVTENSOR_GPU_TEST_CASE("gpu linear matches the cpu") {
     dt::generator gen(37);

@@ -39,6 +39,17 @@ TEST_CASE("linear equals torch::nn::Linear with the same weights") {
         const auto ours_plain = dt::linear(x, ours.weight);
         for (std::int64_t i = 0; i < ours_plain.numel(); ++i)
             REQUIRE(ours_plain.data()[i] == doctest::Approx(plain.data_ptr<float>()[i]).epsilon(1e-5).scale(1));
+        // and with a bias that broadcasts ([], and every leading dimension of the output but the first)
+        std::vector<std::int64_t> bias_dims(xs.begin() + 1, xs.end());
+        bias_dims.back() = out;
+        for (const dt::shape bias_shape : {dt::shape{}, dt::shape(bias_dims)}) {
+            const auto b = dt::rand<float>(bias_shape, dt::cpu_device{}, gen);
+            const auto want = torch::nn::functional::linear(to_torch(x), to_torch(ours.weight), to_torch(b)).contiguous();
+            const auto ours_b = dt::linear(x, ours.weight, b);
+            REQUIRE(std::vector<std::int64_t>(ours_b.shape().begin(), ours_b.shape().end()) == want.sizes().vec());
+            for (std::int64_t i = 0; i < ours_b.numel(); ++i)
+                REQUIRE(ours_b.data()[i] == doctest::Approx(want.data_ptr<float>()[i]).epsilon(1e-5).scale(1));
+        }
     }
 }
 

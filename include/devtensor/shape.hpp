@@ -190,4 +190,17 @@ inline shape broadcast_shapes(const shape& a, const shape& b, std::string_view o
     return shape(std::span<const std::int64_t>(dims.data(), rank));
 }
 
+namespace detail {
+/// Whether `from` broadcasts to `to` exactly (expand's rule: trailing dimensions
+/// aligned, each equal or 1, no more dimensions than `to`).
+inline bool broadcasts_to(const shape& from, const shape& to) {
+    if (from.rank() > to.rank()) return false;
+    for (std::size_t i = 0; i < from.rank(); ++i) {
+        const std::int64_t d = from[from.rank() - 1 - i];
+        if (d != 1 && d != to[to.rank() - 1 - i]) return false;
+    }
+    return true;
+}
+}  // namespace detail
+
 }  // namespace devtensor

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <devtensor/detail/op_checks.hpp>
+#include <devtensor/ops/add.hpp>     // detail::plus
 #include <devtensor/ops/matmul.hpp>  // detail::gemm_any
 #include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
@@ -14,8 +15,8 @@ namespace devtensor {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// x [batch..., in] · weight [out, in]ᵀ + bias [out] -> [batch..., out] (torch.nn.functional.linear).
-/// An undefined bias (tensor{}) means none. The same bits at any thread count, on every
+/// x [batch..., in] · weight [out, in]ᵀ + bias -> [batch..., out] (torch.nn.functional.linear);
+/// the bias broadcasts to the output (usually [out]); an undefined one (tensor{}) means none. The same bits at any thread count, on every
 /// CPU ISA and on CUDA (DESIGN §15): each element sums in the order of detail/gemm_order.hpp.
 template <class TX, class DX, class TW, class DW, class TB, class DB>
 [[nodiscard]] tensor<TX, detail::common_device_t<DX, DW>> linear(const tensor<TX, DX>& x,
@@ -42,25 +43,29 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
         throw shape_error("devtensor::linear: the input's last dimension must be in_features = " +
                           std::to_string(in_features) + " (weight " + weight.shape().to_string() +
                           "), but the input has shape " + x.shape().to_string() + detail::made_where({ox, ow}));
-    if (bias.defined() && !(bias.shape() == shape{out_features}))
-        throw shape_error("devtensor::linear: the bias must be [" + std::to_string(out_features) +
-                          "] for weight " + weight.shape().to_string() + ", got " +
-                          bias.shape().to_string() + detail::made_where({ow, ob}));
-
     std::vector<std::int64_t> dims(x.shape().begin(), x.shape().end());
     dims.back() = out_features;
+    const shape out_shape(dims);
+    if (bias.defined() && !detail::broadcasts_to(bias.shape(), out_shape))
+        throw shape_error("devtensor::linear: the bias must broadcast to the output " + out_shape.to_string() +
+                          " (weight " + weight.shape().to_string() + "), got " + bias.shape().to_string() +
+                          detail::made_where({ow, ob}));
+    // A bias that is one row ([out], [1], [], [1, out], ...) is fused into the GEMM's
+    // store; any other is added after it: the same bits, the bias added last either way.
+    const bool row_bias = bias.defined() && (bias.dim() == 0 || bias.numel() == bias.shape()[bias.dim() - 1]);
     using result_device = detail::common_device_t<DX, DW>;
-    tensor<TX, result_device> out(shape(dims), device_cast<result_device>(device(x.device())), {"linear", site});
+    tensor<TX, result_device> out(out_shape, device_cast<result_device>(device(x.device())), {"linear", site});
     const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();
     // Strided operands: x and the bias are made contiguous; the weight is read as it
     // lies when it is row-major or a transposed row-major matrix.
     const origin made{"linear", site};
     const auto dx = detail::dense(x, made);
-    const auto db = detail::dense(bias, made);
+    const auto db = row_bias ? detail::dense(bias.reshape({bias.numel()}).expand({out_features}), made) : tensor<TB, DB>{};
     const detail::gemm_operand<TW, DW> w(weight, made);  // B[k][n] = weight[n][k]: B's strides swap w's
     detail::gemm_any<TX>("linear", out.device(),
                          {batch, out_features, in_features, dx.data(), in_features, 1, w.held.data(), w.col, w.row,
-                          out.data(), out_features, bias.defined() ? db.data() : nullptr});
+                          out.data(), out_features, row_bias ? db.data() : nullptr});
+    if (bias.defined() && !row_bias) detail::map_out("linear", detail::plus{}, out, out, bias);
     return out;
 }
 

@@ -96,6 +96,53 @@ TEST_CASE("a copy from pinned host memory is complete when it returns; from page
     CHECK(from_pageable.cpu().to_vector() == pageable);
 }
 
+TEST_CASE("pin_memory and to(dev, non_blocking): the copy from pinned memory is queued, not waited for; freeing waits") {
+    const auto host = dt::from_values<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+    fake::reset();
+    auto pinned = host.t().pin_memory();  // strided: gathered into the page-locked copy
+    auto log = fake::calls();
+    INFO(text(log));
+    const std::size_t allocated = fake::index_of(log, "cudaHostAlloc");
+    REQUIRE(allocated != fake::npos);
+    CHECK(pinned.is_pinned());
+    CHECK_FALSE(host.is_pinned());
+    CHECK(pinned.is_contiguous());
+    CHECK(pinned.to_vector() == std::vector<float>{1, 4, 2, 5, 3, 6});
+    CHECK(pinned.origin().op == std::string("pin_memory"));
+
+    fake::reset();
+    const auto queued = pinned.to(dt::cuda_device{1}, true);
+    log = fake::calls();
+    const std::size_t copied = fake::index_of(log, [&](const fake::call& c) {
+        return c.name == "cudaMemcpyAsync" && c.src == pinned.data();
+    });
+    REQUIRE(copied != fake::npos);
+    CHECK(fake::device_of(log[copied].stream) == 1);
+    CHECK(fake::index_of(log, "cudaStreamSynchronize", copied) == fake::npos);  // returned at once
+    fake::reset();
+    const auto waited = pinned.cuda(1);  // blocking (the default): complete on return
+    CHECK(fake::index_of(fake::calls(), "cudaStreamSynchronize") != fake::npos);
+
+    // Freeing the pinned memory first waits for the queued copy's stream.
+    const void* address = pinned.data();
+    fake::reset();
+    pinned = {};
+    log = fake::calls();
+    const std::size_t freed = fake::index_of(log, [&](const fake::call& c) {
+        return c.name == "cudaFreeHost" && c.dst == address;
+    });
+    REQUIRE(freed != fake::npos);
+    const std::size_t synced = fake::index_of(log, [&](const fake::call& c) {
+        return c.name == "cudaStreamSynchronize" && c.stream == log[copied].stream;
+    });
+    CHECK(synced < freed);
+    CHECK(queued.cpu().to_vector() == std::vector<float>{1, 4, 2, 5, 3, 6});
+    CHECK(waited.cpu().to_vector() == std::vector<float>{1, 4, 2, 5, 3, 6});
+    CHECK(dt::zeros<float>({0}).pin_memory().defined());
+    CHECK_ERROR(dt::device_mismatch, (void)dt::tensor<float>(waited).pin_memory(), "pin_memory", "cuda:1");
+    CHECK(fake::last_error() == cudaSuccess);
+}
+
 TEST_CASE("every allocation and free goes through devtensor's own pool, never the device's default pool") {
     fake::reset();
     const auto before = fake::live_allocations();

@@ -42,6 +42,23 @@ TEST_CASE("host-to-host copies are no transfer; a guard changes nothing on the C
     CHECK(dt::transfer_stats(dt::cpu_device{}) == dt::transfer_statistics{});
 }
 
+TEST_CASE("pin_memory needs a GPU, as torch's does; without one it says so") {
+    if (dt::cuda_device_count() > 0) return;  // the GPU case below
+    CHECK_ERROR(dt::device_unavailable, (void)dt::ones<float>({3}).pin_memory(), "devtensor::tensor::pin_memory",
+                "no GPU");
+    CHECK_FALSE(dt::ones<float>({3}).is_pinned());
+}
+
+DEVTENSOR_GPU_TEST_CASE("a non_blocking copy from pinned memory gives the values once the device's work is done") {
+    dt::generator gen(3);
+    const auto host = dt::rand<float>({300, 500}, dt::cpu_device{}, gen);
+    const auto pinned = host.pin_memory();
+    CHECK(pinned.is_pinned());
+    const auto on_gpu = pinned.to(dt::cuda_device{0}, true);
+    CHECK(on_gpu.cpu().to_vector() == host.to_vector());  // the copy back is ordered after it
+    CHECK(pinned.cuda(0, true).cpu().to_vector() == host.to_vector());
+}
+
 DEVTENSOR_GPU_TEST_CASE("under disallow every implicit copy throws, naming the op and the call, and copies nothing") {
     const dt::tensor<float> t = dt::from_values<float>({1, 2, 3}, {3}, dt::cuda_device{0}); const int t_line = __LINE__;
     const dt::tensor<float> one = dt::from_values<float>({7}, {1}, dt::cuda_device{0});

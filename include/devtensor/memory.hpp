@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -164,6 +165,41 @@ inline void* cuda_allocate(const device& d, std::size_t bytes, const origin& mad
     return p;
 }
 #endif
+
+/// `bytes` of page-locked host memory (pin_memory), counted as host memory. The
+/// CUDA runtime's own allocation: a non_blocking copy from it overlaps the host's
+/// work. Freed after every device's queued work, which such a copy may still be.
+inline std::shared_ptr<void> allocate_pinned(std::size_t bytes, const origin& made) {
+    if (cuda_device_count() == 0)
+        throw device_unavailable(std::string("devtensor::tensor::") + made.op +
+                                 ": page-locked memory is for copies to a GPU, and there is no GPU here (" +
+                                 cuda_unavailable_reason() + ")");
+    if (bytes == 0) return std::make_shared<char>();  // an owner, so the empty tensor is defined
+    void* p = nullptr;
+#if DEVTENSOR_CUDA_RUNTIME
+    const cudaError_t status = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+    if (status == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        throw_out_of_memory(device{}, allocating(bytes, made), free_bytes(device{}), host_pool::instance().reserved());
+    }
+    DEVTENSOR_CUDA_CHECK(status);
+#endif
+    counters(device{}).add(bytes);
+    return std::shared_ptr<void>(p, [bytes](void* q) noexcept {
+        counters(device{}).sub(bytes);
+#if DEVTENSOR_CUDA_RUNTIME
+        for (int d = 0; d < cuda_device_count(); ++d) {
+            try {
+                cudart::synchronize(d);
+            } catch (...) {  // a dying context at exit: nothing left to wait for
+            }
+        }
+        if (cudaFreeHost(q) != cudaSuccess) (void)cudaGetLastError();
+#else
+        (void)q;
+#endif
+    });
+}
 
 /// Fault injection for exception-safety tests: how many allocations may still
 /// succeed before the next one fails as if the device were full; -1: never.

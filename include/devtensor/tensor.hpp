@@ -234,15 +234,55 @@ public:
 
     /// The tensor on `dev`: this very storage when it is there already, else a
     /// contiguous copy.
+    /// `non_blocking` (torch's): from pinned memory (pin_memory()) to a GPU, the copy is
+    /// queued and the call returns at once, so the host's next work overlaps it; the
+    /// source must then stay unchanged until the device's queued work is done (the
+    /// GPU's later ops run after the copy). Other copies are complete on return.
     template <Device E>
-    [[nodiscard]] tensor<T, E> to(const E& dev, call_site site = call_site::current()) const {
+    [[nodiscard]] tensor<T, E> to(const E& dev, bool non_blocking = false,
+                                  call_site site = call_site::current()) const {
+        return copy_to(dev, {"to", site}, non_blocking);
+    }
+    template <Device E>
+    [[nodiscard]] tensor<T, E> to(const E& dev, call_site site) const {
         return copy_to(dev, {"to", site});
     }
     [[nodiscard]] tensor<T, cpu_device> cpu(call_site site = call_site::current()) const {
         return copy_to(cpu_device{}, {"cpu", site});
     }
-    [[nodiscard]] tensor<T, cuda_device> cuda(int ordinal = 0, call_site site = call_site::current()) const {
+    [[nodiscard]] tensor<T, cuda_device> cuda(int ordinal = 0, bool non_blocking = false,
+                                              call_site site = call_site::current()) const {
+        return copy_to(cuda_device{ordinal}, {"cuda", site}, non_blocking);
+    }
+    [[nodiscard]] tensor<T, cuda_device> cuda(int ordinal, call_site site) const {
         return copy_to(cuda_device{ordinal}, {"cuda", site});
+    }
+
+    /// A contiguous copy of this host tensor in page-locked memory (torch's
+    /// pin_memory()), which a GPU reads directly: `to(gpu, true)` from it overlaps
+    /// the host's work. Needs a GPU (device_unavailable otherwise, as in torch).
+    [[nodiscard]] tensor pin_memory(call_site site = call_site::current()) const {
+        static_assert(!std::same_as<D, cuda_device>,
+                      "devtensor::tensor::pin_memory: pins host memory; pin the host copy (t.cpu().pin_memory())");
+        require_defined("pin_memory");
+        if (!devtensor::device(dev_).is_cpu())
+            throw device_mismatch("devtensor::tensor::pin_memory: pins host memory, but the tensor is on " +
+                                  to_string(dev_) + "; pin the host copy (t.cpu().pin_memory())");
+        const devtensor::origin made{"pin_memory", site};
+        std::shared_ptr<void> storage = detail::allocate_pinned(sizeof(T) * static_cast<std::size_t>(numel()), made);
+        T* first = static_cast<T*>(storage.get());
+        detail::read_elements(*this, first, {"pin_memory", site, true, origin()});
+        return tensor(std::move(storage), first, shape_, dev_, made);
+    }
+
+    /// Whether the elements lie in page-locked host memory (pin_memory()).
+    [[nodiscard]] bool is_pinned() const {
+#if DEVTENSOR_CUDA_RUNTIME
+        return devtensor::device(dev_).is_cpu() && data_ != nullptr && cuda_device_count() > 0 &&
+               detail::cudart::is_pinned(data_);
+#else
+        return false;
+#endif
     }
 
     /// The elements converted to U (PyTorch's .to(dtype)): float -> integer truncates
@@ -581,12 +621,12 @@ private:
 
     /// This tensor on `dev` for `made` (to, cpu, cuda): a copy the user asked for.
     template <Device E>
-    tensor<T, E> copy_to(const E& dev, const devtensor::origin& made) const {
+    tensor<T, E> copy_to(const E& dev, const devtensor::origin& made, bool non_blocking = false) const {
         require_defined(made.op);
         if (devtensor::device(dev) == devtensor::device(dev_))  // the very tensor, made where it was
             return tensor<T, E>(storage_, data_, shape_, strides_, dev, origin());
         tensor<T, E> result(shape_, dev, made);
-        const detail::transfer_request why{made.op, made.site, true, origin()};
+        const detail::transfer_request why{made.op, made.site, true, origin(), non_blocking};
         if (is_contiguous()) {
             detail::copy_bytes(result.data(), devtensor::device(dev), data(), devtensor::device(dev_),
                                sizeof(T) * static_cast<std::size_t>(numel()), why);

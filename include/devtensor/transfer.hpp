@@ -59,6 +59,7 @@ struct transfer_request {
     call_site site;
     bool explicit_copy;
     origin source{};
+    bool non_blocking = false;  ///< to(dev, true): a copy from pinned memory does not wait
 };
 
 /// The direction of a copy from `from` to `to`; false for host to host, which is no transfer.

@@ -66,6 +66,7 @@ std::size_t every_element_op(const D& dev) {
     const dt::tensor<T> any = a.to(dt::device{});  // the run-time device handle
     sink += static_cast<std::size_t>(dt::tensor_cast<dt::cpu_device>(any).numel());
     sink += static_cast<std::size_t>(a.cpu().dim()) + (a.is_same(any) ? 1u : 0u);
+    if (dt::cuda_device_count() > 0) sink += a.cpu().pin_memory().to(dev, true).is_pinned() ? 1u : 0u;
 #if STRICT_WITH_DLPACK
     sink += static_cast<std::size_t>(dt::from_dlpack<T>(dt::to_dlpack(a)).numel());
 #endif

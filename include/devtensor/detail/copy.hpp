@@ -26,7 +26,7 @@ inline void copy_bytes(void* dst, const device& to, const void* src, const devic
     require_available(to, why.op);
     admit_transfer(to, from, bytes, why);
 #if DEVTENSOR_CUDA_RUNTIME
-    cudart::copy(dst, to, src, from, bytes);
+    cudart::copy(dst, to, src, from, bytes, why.non_blocking);
 #endif
     count_transfer(to, from, bytes);
 }

@@ -52,7 +52,7 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
                           detail::made_where({ow, ob}));
     // A bias that is one row ([out], [1], [], [1, out], ...) is fused into the GEMM's
     // store; any other is added after it: the same bits, the bias added last either way.
-    const bool row_bias = bias.defined() && (bias.dim() == 0 || bias.numel() == bias.shape()[bias.dim() - 1]);
+    const bool row_bias = bias.defined() && (bias.dim() == 0 || bias.numel() == bias.shape()[bias.shape().rank() - 1]);
     using result_device = detail::common_device_t<DX, DW>;
     tensor<TX, result_device> out(out_shape, device_cast<result_device>(device(x.device())), {"linear", site});
     const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();

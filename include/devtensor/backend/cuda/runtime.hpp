@@ -120,9 +120,10 @@ inline bool is_pinned(const void* p) {
 /// Copies `bytes` between any two devices; returns once the destination may
 /// be read by its owner (a copy to the host waits for the device) and the
 /// source may be reused or freed by the caller (host memory) or by its device's
-/// stream (device memory).
+/// stream (device memory). `non_blocking` (torch's): a copy from page-locked host
+/// memory to a device returns at once, still reading the source.
 inline void copy(void* dst, const device& to, const void* src, const device& from,
-                 std::size_t bytes) {
+                 std::size_t bytes, bool non_blocking = false) {
     if (bytes == 0) return;
     if (from.is_cpu() && to.is_cpu()) {
         DEVTENSOR_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToHost));
@@ -133,7 +134,7 @@ inline void copy(void* dst, const device& to, const void* src, const device& fro
         // From pageable memory the runtime has staged the bytes when it returns; from
         // pinned memory the copy still reads the source, which the caller may free
         // or change as soon as we return.
-        if (is_pinned(src)) synchronize(to.index());
+        if (!non_blocking && is_pinned(src)) synchronize(to.index());
     } else if (to.is_cpu()) {
         device_guard guard(from.index());
         DEVTENSOR_CUDA_CHECK(

@@ -4,11 +4,12 @@
 # the TSan build RelWithDebInfo; MinSizeRel is checked by hand (README).
 #  1. the main build (Release) through CTest: the CPU build (g++) and, where nvcc exists,
 #     the CUDA build (nvcc, sm_90 + PTX) of the test suite, the libtorch
-#     reference and DLPack tests, compile-fail tests, self-contained headers,
-#     consumer projects (find_package, add_subdirectory, FetchContent, CUDA,
-#     pkg-config), the headers under strict warnings with g++ and clang++, and
-#     device_query --json. The CUDA build links nvcc and g++ files passing
-#     tensors, layers and generators across. GPU cases skip without a GPU.
+#     reference and DLPack tests, detail/math.hpp against MPFR, compile-fail
+#     tests, self-contained headers, consumer projects (find_package,
+#     add_subdirectory, FetchContent, CUDA, pkg-config), the headers under
+#     strict warnings with g++ and clang++, and device_query --json. The CUDA
+#     build links nvcc and g++ files passing tensors, layers and generators
+#     across. GPU cases skip without a GPU.
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
 #  3. the CPU suite under ThreadSanitizer, multi-threaded on devtensor's own pool;
 #  4. valgrind memcheck on the tour and device_query;
@@ -22,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 ensure_packages cmake make g++ doctest-dev catch2 librandom123-dev libtorch-dev libopenblas-dev \
-  libdlpack-dev pkg-config python3 python3-venv valgrind clang libclang-rt-14-dev
+  libdlpack-dev libmpfr-dev pkg-config python3 python3-venv valgrind clang libclang-rt-14-dev
 
 build=${BUILD_DIR:-build}
 jobs=$(nproc)

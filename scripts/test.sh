@@ -11,7 +11,8 @@
 #     build links nvcc and g++ files passing tensors, layers and generators
 #     across. GPU cases skip without a GPU.
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
-#  3. the CPU suite under ThreadSanitizer, multi-threaded on devtensor's own pool;
+#  3. the threaded part of the CPU suite (the pool and the parallel engines) under
+#     ThreadSanitizer, multi-threaded on devtensor's own pool;
 #  4. valgrind memcheck on the tour and device_query;
 #  4b. the CUDA kernels without a GPU: ptxas registers/spills (bench/KERNELS.md)
 #     and sm_90 SASS in the CUDA test binary (cuobjdump, from PyPI where the

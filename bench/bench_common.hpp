@@ -71,10 +71,19 @@ inline workload random123_workload(const problem&) { return {}; }
 void torch_set_threads(int n);
 std::string torch_version();
 workload torch_workload(const problem& p);  ///< empty where torch has no such op
+/// torch::{sub,mul,div,lt}_out(c, a, b) on n floats.
+workload torch_binary_out(const std::string& name, std::int64_t n);
+/// torch::{sum,amax,argmax,_softmax}_out over the last dim of [rows, cols] floats.
+workload torch_rows_out(const std::string& name, std::int64_t rows, std::int64_t cols);
+/// torch::bmm_out of two [batch, n, n] float tensors.
+workload torch_bmm_out(std::int64_t batch, std::int64_t n);
 #else
 inline void torch_set_threads(int) {}
 inline std::string torch_version() { return "n/a"; }
 inline workload torch_workload(const problem&) { return {}; }
+inline workload torch_binary_out(const std::string&, std::int64_t) { return {}; }
+inline workload torch_rows_out(const std::string&, std::int64_t, std::int64_t) { return {}; }
+inline workload torch_bmm_out(std::int64_t, std::int64_t) { return {}; }
 #endif
 
 #if DEVTENSOR_BENCH_HAVE_OPENBLAS

@@ -416,8 +416,63 @@ TEST_CASE("reductions over the last dim [16384, 1024]", "[reduce]") {
         };
         let_workers_sleep();
         BENCHMARK(row + "read" + bytes) { sink += read(); };
+        if (workload torch = torch_rows_out(op_name, rows, cols)) {
+            let_workers_sleep();
+            BENCHMARK(row + "torch" + bytes) { torch(); };
+        }
     }
     if (sink < 0) FAIL("a sum of uniform [0, 1) values came out negative");
+}
+
+// ---- the everyday binary ops, contiguous, beside the add loop's bandwidth and torch's _out ---
+// The ceiling is c[i] = a[i] + b[i] (plain or streaming, the faster): the same traffic for sub,
+// mul and div; lt writes 1 byte an element instead of 4, so the report compares GB/s.
+
+TEST_CASE("sub, mul, div, lt on contiguous floats", "[arith]") {
+    for (const std::int64_t n : {16 * Mi, 64 * Mi}) {
+        const auto a = dt::rand<float>({n}), b = dt::rand<float>({n}) + 0.5f;
+        auto c = dt::empty<float>({n});
+        auto flags = dt::empty<bool>({n});
+        const std::string size = "|" + std::to_string(n / Mi) + "M|";
+        const std::string bytes = "bytes=" + std::to_string(12 * n), lt_bytes = "bytes=" + std::to_string(9 * n);
+        for (const std::string fn : {"sub", "mul", "div", "lt"}) {
+            const std::string& work = fn == "lt" ? lt_bytes : bytes;
+            let_workers_sleep();
+            BENCHMARK(fn + size + "devtensor|" + work) {
+                if (fn == "sub") dt::sub(a, b, c);
+                else if (fn == "mul") dt::mul(a, b, c);
+                else if (fn == "div") dt::div(a, b, c);
+                else dt::lt(a, b, flags);
+            };
+            for (const implementation& ceiling : {implementation{"plain_loop", plain_loop_workload},
+                                                  implementation{"nontemporal", nontemporal_workload}}) {
+                workload run = ceiling.make({op::add, n});
+                let_workers_sleep();
+                BENCHMARK(fn + size + ceiling.name + "|" + bytes) { run(); };
+            }
+            if (workload torch = torch_binary_out(fn, n)) {
+                let_workers_sleep();
+                BENCHMARK(fn + size + "torch|" + work) { torch(); };
+            }
+        }
+    }
+}
+
+// ---- batched matmul [64, 256, 256] beside the 2-D GEMM of the same FLOPs [16384, 256]·[256, 256]
+
+TEST_CASE("batched matmul [64, 256, 256]", "[gemm][bmm]") {
+    constexpr std::int64_t batch = 64, n = 256;
+    const auto a = dt::rand<float>({batch, n, n}), b = dt::rand<float>({batch, n, n});
+    const auto folded = dt::rand<float>({batch * n, n}), w = dt::rand<float>({n, n});
+    const std::string row = "bmm|64x256x256|", flops = "|flops=" + std::to_string(2 * batch * n * n * n);
+    let_workers_sleep();
+    BENCHMARK(row + "devtensor" + flops) { return dt::matmul(a, b).numel(); };
+    let_workers_sleep();
+    BENCHMARK(row + "gemm_2d" + flops) { return dt::matmul(folded, w).numel(); };
+    if (workload torch = torch_bmm_out(batch, n)) {
+        let_workers_sleep();
+        BENCHMARK(row + "torch" + flops) { torch(); };
+    }
 }
 
 }  // namespace bench

@@ -45,4 +45,41 @@ workload torch_workload(const problem& p) {
     }
 }
 
+workload torch_binary_out(const std::string& name, std::int64_t n) {
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    auto a = torch::rand({n}, f32), b = torch::rand({n}, f32) + 0.5;
+    if (name == "lt") {
+        auto c = torch::empty({n}, torch::TensorOptions().dtype(torch::kBool));
+        return [=]() mutable { torch::lt_out(c, a, b); };
+    }
+    auto c = torch::empty({n}, f32);
+    if (name == "sub") return [=]() mutable { torch::sub_out(c, a, b); };
+    if (name == "mul") return [=]() mutable { torch::mul_out(c, a, b); };
+    if (name == "div") return [=]() mutable { torch::div_out(c, a, b); };
+    return {};
+}
+
+workload torch_rows_out(const std::string& name, std::int64_t rows, std::int64_t cols) {
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    auto x = torch::rand({rows, cols}, f32);
+    auto y = torch::empty({rows}, f32);
+    if (name == "sum") return [=]() mutable { torch::sum_out(y, x, {1}); };
+    if (name == "amax") return [=]() mutable { torch::amax_out(y, x, {1}); };
+    if (name == "argmax") {
+        auto i = torch::empty({rows}, torch::TensorOptions().dtype(torch::kInt64));
+        return [=]() mutable { torch::argmax_out(i, x, 1); };
+    }
+    if (name == "softmax") {
+        auto s = torch::empty({rows, cols}, f32);
+        return [=]() mutable { torch::_softmax_out(s, x, 1, false); };
+    }
+    return {};
+}
+
+workload torch_bmm_out(std::int64_t batch, std::int64_t n) {
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    auto a = torch::rand({batch, n, n}, f32), b = torch::rand({batch, n, n}, f32), c = torch::empty({batch, n, n}, f32);
+    return [=]() mutable { torch::bmm_out(c, a, b); };
+}
+
 }  // namespace bench

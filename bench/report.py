@@ -50,6 +50,8 @@ ROLE_NOTES = {
     "kernel": "transpose: the blocked kernel alone, into a preallocated tensor",
     "read": "reduction rows: the same bytes summed by four SSE accumulators a thread (order not kept), the read ceiling",
     "sum_rows": "sum over the last dim of [16384, 1024] floats (likewise amax_rows, argmax_rows, softmax_rows)",
+    "gemm_2d": "bmm row: the 2-D GEMM of the same FLOPs, [16384, 256]·[256, 256], the reference",
+    "bmm": "matmul of two [64, 256, 256] tensors (batched)",
     "contiguous": "strided add rows: the same add on contiguous [4096, 4096] operands, the reference",
     "memcpy": "memcpy of the same bytes, one chunk per thread",
     "fma_peak": "the FMA loop's GFLOP/s (all threads), run right beside the GEMMs",
@@ -68,7 +70,7 @@ GEMV = [f"b{b}:1024->1024" for b in (1, 2, 4, 8, 16)]
 # of sgemm and sgemv) or an implementation's name.
 GOALS = [
     ("add ≥ 0.9× ceiling", "add", ["16M", "64M"], "ceiling", 0.9),
-    ("add ≥ 1.0× torch", "add", ["16M", "64M"], "torch", 1.0),
+    ("add ≥ 1.2× torch _out", "add", ["16M", "64M"], "torch", 1.2),
     ("bias add ≥ 0.9× same-shape add", "add_bias", ["16M", "64M"], "same_shape", 0.9),
 ] + [
     goal
@@ -91,8 +93,17 @@ GOALS = [
     (f"add on {layout} operands ≥ 0.5× contiguous", f"add_{layout}", ["4096x4096"], "contiguous", 0.5)
     for layout in ("every_other_column", "narrowed_rows", "transposed")
 ] + [
-    (f"{op} over the last dim ≥ 0.9× read ceiling", f"{op}_rows", ["16384x1024"], "read", 0.9)
+    goal
     for op in ("sum", "amax", "argmax", "softmax")
+    for goal in ((f"{op} over the last dim ≥ 0.9× read ceiling", f"{op}_rows", ["16384x1024"], "read", 0.9),
+                 (f"{op} over the last dim ≥ 1.0× torch", f"{op}_rows", ["16384x1024"], "torch", 1.0))
+] + [
+    goal
+    for op in ("sub", "mul", "div", "lt")
+    for goal in ((f"{op} ≥ 0.9× ceiling", op, ["16M", "64M"], "ceiling", 0.9),
+                 (f"{op} ≥ 1.2× torch _out", op, ["16M", "64M"], "torch", 1.2))
+] + [
+    ("batched matmul ≥ 0.9× the 2-D GEMM", "bmm", ["64x256x256"], "gemm_2d", 0.9),
 ]
 
 

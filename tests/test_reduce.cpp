@@ -323,3 +323,34 @@ DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu amax, argmax, any, softmax match the cpu b
     CHECK(dt::allclose(g, g + T(1e-9)));
 }
 #endif
+
+TEST_CASE_TEMPLATE("amax, amin, maximum, minimum on the vector paths: NaN and infinities in every lane", T, float,
+                   double) {
+    // Rows long enough for the 16-byte vectors and several chunks, one NaN or infinity placed at
+    // each position of the first 16 rows; the reference is the scalar rule written out here.
+    constexpr std::int64_t rows = 40, cols = 5000;
+    dt::generator gen(12);
+    auto x = dt::randn<T>({rows, cols}, dt::cpu_device{}, gen);
+    const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+    for (std::int64_t r = 0; r < 16; ++r) x(r, r * 311 % cols) = r % 3 == 0 ? nan : r % 3 == 1 ? inf : -inf;
+    const auto larger = [](T a, T b) { return a != a ? a : (b != b || b > a) ? b : a; };
+    const auto smaller = [](T a, T b) { return a != a ? a : (b != b || b < a) ? b : a; };
+    const auto hi = dt::amax(x, {1}).to_vector(), lo = dt::amin(x, {1}).to_vector();
+    for (std::int64_t r = 0; r < rows; ++r) {
+        T h = -inf, l = inf;
+        for (std::int64_t c = 0; c < cols; ++c) h = larger(h, x(r, c)), l = smaller(l, x(r, c));
+        CAPTURE(r);
+        CHECK((std::isnan(h) ? std::isnan(hi[static_cast<std::size_t>(r)]) : hi[static_cast<std::size_t>(r)] == h));
+        CHECK((std::isnan(l) ? std::isnan(lo[static_cast<std::size_t>(r)]) : lo[static_cast<std::size_t>(r)] == l));
+    }
+    const auto y = dt::randn<T>({rows, cols}, dt::cpu_device{}, gen);
+    const auto m = dt::maximum(x, y).to_vector(), n = dt::minimum(x, y).to_vector();
+    const auto xs = x.to_vector(), ys = y.to_vector();
+    bool all_same = true;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const T want_m = (xs[i] != xs[i] || xs[i] > ys[i]) ? xs[i] : ys[i];
+        const T want_n = (xs[i] != xs[i] || xs[i] < ys[i]) ? xs[i] : ys[i];
+        all_same &= std::memcmp(&m[i], &want_m, sizeof(T)) == 0 && std::memcmp(&n[i], &want_n, sizeof(T)) == 0;
+    }
+    CHECK(all_same);
+}

@@ -34,12 +34,14 @@ struct divides {
 
 /// The larger (smaller) of a and b; a NaN operand gives NaN (torch.maximum).
 struct larger {
+    static constexpr bool vectorizes = true;  // selects only: lanes of 16-byte vectors alike
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         return (a != a || a > b) ? a : b;  // b NaN: a > b is false, b
     }
 };
 struct smaller {
+    static constexpr bool vectorizes = true;
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         return (a != a || a < b) ? a : b;

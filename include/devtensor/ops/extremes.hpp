@@ -18,6 +18,7 @@ namespace detail {
 template <bool Larger>
 struct extreme_op {
     static constexpr bool needs_elements = true;
+    static constexpr bool vectorizes = true;  // selects only: lanes of 16-byte vectors alike
     template <class A>
     DEVTENSOR_HOST_DEVICE A identity() const {
         if constexpr (std::is_floating_point_v<A>) return Larger ? -math::infinity<A>() : math::infinity<A>();
@@ -25,9 +26,7 @@ struct extreme_op {
     }
     template <class A>
     DEVTENSOR_HOST_DEVICE A operator()(A a, A b) const {
-        if (a != a) return a;
-        if (b != b) return b;
-        return (Larger ? b > a : b < a) ? b : a;
+        return (a != a) ? a : ((b != b) || (Larger ? b > a : b < a)) ? b : a;
     }
     template <class A>
     DEVTENSOR_HOST_DEVICE A finish(A a, std::int64_t) const {

@@ -10,10 +10,6 @@
 #include <vector>
 
 namespace {
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 }  // namespace
 

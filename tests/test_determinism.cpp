@@ -48,11 +48,6 @@ std::vector<T> plain_loop(std::int64_t m, std::int64_t n, std::int64_t k, const 
     return c;
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
-    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
-}
-
 /// The first element whose bits differ, for the failure message.
 template <class T>
 std::string first_difference(const std::vector<T>& got, const std::vector<T>& expected) {

@@ -21,11 +21,6 @@ dt::generator& seeded(std::uint64_t seed) {
     return *kept.back();
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
 /// The kernels' bodies over a simulated grid: every item, every lane, folded as the shuffles fold.
 template <class A, class TO = A, class R, class TI>
 std::vector<TO> emulate_reduce(const R& r, const dt::detail::reduce_plan& p, const TI* in) {

@@ -1,13 +1,15 @@
-// Helpers shared by the test files: GPU cases that skip without a GPU, and
-// checks of an error's type and the key words of its message.
+// Helpers shared by the test files: GPU cases that skip without a GPU, checks
+// of an error's type and the key words of its message, and bitwise equality.
 #pragma once
 
 #include <devtensor/devtensor.hpp>
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dt = devtensor;
 
@@ -36,6 +38,12 @@ inline bool contains(std::string_view text, std::string_view word) {
     return text.find(word) != std::string_view::npos;
 }
 }  // namespace test
+
+/// The same elements, bit for bit (NaN equal to the same NaN, -0 unequal to +0).
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
 
 /// `expr` throws `type` whose message holds each of the given words.
 #define CHECK_ERROR(type, expr, ...)                                                      \

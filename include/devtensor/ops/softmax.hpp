@@ -31,8 +31,10 @@ template <class T, class D>
     DEVTENSOR_STATIC_CHECK_KERNELS("softmax", D);
     detail::check_defined("softmax", {{"input", x.defined()}});
     if (x.numel() == 0) return empty_like(x);
-    const auto e = exp(detail::max_shifted(x, dim));
-    return e / sum(e, {dim}, true);
+    auto e = detail::max_shifted(x, dim);  // then in place: no more tensors than needed
+    exp_(e);
+    div_(e, sum(e, {dim}, true));
+    return e;
 }
 
 /// (x - max) - log(sum(exp(x - max))) along `dim` (torch.log_softmax); floating types.
@@ -42,8 +44,11 @@ template <class T, class D>
     DEVTENSOR_STATIC_CHECK_KERNELS("log_softmax", D);
     detail::check_defined("log_softmax", {{"input", x.defined()}});
     if (x.numel() == 0) return empty_like(x);
-    const auto shifted = detail::max_shifted(x, dim);
-    return shifted - log(sum(exp(shifted), {dim}, true));
+    auto shifted = detail::max_shifted(x, dim);
+    auto log_sum = sum(exp(shifted), {dim}, true);
+    log_(log_sum);
+    sub_(shifted, log_sum);
+    return shifted;
 }
 
 DEVTENSOR_END_TU_NAMESPACE

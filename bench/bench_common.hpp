@@ -24,7 +24,18 @@ enum class op {
     matmul,    ///< [m, k] · [k, n]
     linear,    ///< x [m, k] · weightᵀ [k, n] + bias [n]: m is the batch
     fma_peak,  ///< the FMA loop alone; m is the number of loop trips per thread
+    exp,       ///< y = exp(x) into an existing y, n elements (the out-variants), one thread
+    log,       ///< y = log(x), x in [0.01, 10)
+    tanh,      ///< y = tanh(x), x in [-10, 10) (as exp and sigmoid)
+    sigmoid,
 };
+
+/// The elementwise math rows.
+inline bool is_math(op kind) { return kind == op::exp || kind == op::log || kind == op::tanh || kind == op::sigmoid; }
+
+/// Where a math row's inputs lie: [lo, lo + width).
+inline float math_input_low(op kind) { return kind == op::log ? 0.01f : -10.f; }
+inline float math_input_width(op kind) { return kind == op::log ? 9.99f : 20.f; }
 
 inline constexpr float fill_value = 0.5f;
 inline constexpr std::int64_t bias_cols = 1024;  ///< C in the [N, C] + [C] rows

@@ -84,6 +84,19 @@ workload devtensor_workload(const problem& p) {
         auto x = dt::rand<float>({p.m, p.k});
         return [=] { drop((*layer)(x)); };
     }
+    case op::exp:
+    case op::log:
+    case op::tanh:
+    case op::sigmoid: {
+        auto x = dt::rand<float>({p.m}) * math_input_width(p.kind) + math_input_low(p.kind);
+        auto y = dt::empty<float>({p.m});
+        switch (p.kind) {
+        case op::exp: return [=]() mutable { dt::exp(x, y); };
+        case op::log: return [=]() mutable { dt::log(x, y); };
+        case op::tanh: return [=]() mutable { dt::tanh(x, y); };
+        default: return [=]() mutable { dt::sigmoid(x, y); };
+        }
+    }
     default: return {};
     }
 }
@@ -150,6 +163,10 @@ const char* op_name(op kind) {
     case op::matmul: return "matmul";
     case op::linear: return "linear";
     case op::fma_peak: return "fma_peak";
+    case op::exp: return "exp";
+    case op::log: return "log";
+    case op::tanh: return "tanh";
+    case op::sigmoid: return "sigmoid";
     }
     return "?";
 }
@@ -183,6 +200,10 @@ std::string work_label(const problem& p) {
     case op::matmul:
     case op::linear: return "flops=" + std::to_string(static_cast<std::int64_t>(2 * n * p.n * p.k));
     case op::fma_peak: return "flops=" + std::to_string(static_cast<std::int64_t>(fma_peak_flops(p)));
+    case op::exp:
+    case op::log:
+    case op::tanh:
+    case op::sigmoid: return "bytes=" + std::to_string(8 * p.m);  // read x, write y
     }
     return "";
 }
@@ -256,6 +277,17 @@ TEST_CASE("ones / zeros / full into fresh tensors", "[fill]") {
 }
 
 TEST_CASE("rand", "[rand]") { bench_row({op::rand, 64 * Mi}); }
+
+// exp, log, tanh, sigmoid into an existing output (devtensor's out-variant, torch's
+// exp_out etc.) on ONE thread, both libraries: the function's own speed (devtensor's
+// lane forms against libtorch's vectorised ones), not the memory system's. Run in the
+// one-thread run only, so that the report's thread column stays true.
+TEST_CASE("exp, log, tanh, sigmoid on one thread (out-variants)", "[math]") {
+    if (threads() != 1) return;
+    torch_set_threads(1);  // at::set_num_threads(1)
+    dt::set_num_threads(1);
+    for (const op kind : {op::exp, op::log, op::tanh, op::sigmoid}) bench_row({kind, 64 * Mi});
+}
 
 TEST_CASE("matmul and linear, M = N = K", "[gemm]") {
     // linear at 1024 is the linear(1024 -> 1024) on batch 1024

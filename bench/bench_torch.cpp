@@ -41,6 +41,19 @@ workload torch_workload(const problem& p) {
             layer->forward(x);
         };
     }
+    case op::exp:
+    case op::log:
+    case op::tanh:
+    case op::sigmoid: {
+        auto x = torch::rand({p.m}, f32) * math_input_width(p.kind) + math_input_low(p.kind);
+        auto y = torch::empty({p.m}, f32);
+        switch (p.kind) {
+        case op::exp: return [=]() mutable { torch::exp_out(y, x); };
+        case op::log: return [=]() mutable { torch::log_out(y, x); };
+        case op::tanh: return [=]() mutable { torch::tanh_out(y, x); };
+        default: return [=]() mutable { torch::sigmoid_out(y, x); };
+        }
+    }
     default: return {};
     }
 }

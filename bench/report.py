@@ -36,6 +36,8 @@ OP_TITLES = {
     "linear": "linear: x [batch, in] · weightᵀ + bias; b1024:1024->1024 is linear(1024 → 1024) on batch 1024",
     "transpose": "transpose(0, 1).contiguous() of 8192² floats, beside copies of the same bytes (GB/s counts a read and b written)",
     "matmul_gemv_f32": "matmul [16, 4096] x [4096, 4096] float (GEMV order, B read by rows) beside linear of the same shape",
+    "exp": "exp(x) into an existing tensor of 64M floats, x in [-10, 10), ONE thread (torch: exp_out); "
+           "log: x in [0.01, 10); tanh, sigmoid likewise",
     "matmul_gemv_f64": "matmul [4, 4096] x [4096, 4096] double (GEMV order, B read by rows) beside linear of the same shape",
     "add_every_other_column": "add of every other column of two [4096, 8192] matrices (stride 2) beside the contiguous add of as many elements",
     "add_narrowed_rows": "add of half of each row of two [4096, 8192] matrices (rows with gaps) beside the contiguous add",
@@ -58,7 +60,8 @@ ROLE_NOTES = {
     "openblas": "cblas_sgemm (linear: B transposed, y starts as the bias, beta = 1)",
     "openblas_sgemv": "cblas_sgemv (y starts as the bias, beta = 1)",
     "random123": "Random123 philox4x32-10 in a scalar loop",
-    "torch": "libtorch (add_out, ones/zeros/full, rand, mm, nn::Linear under NoGradGuard)",
+    "torch": "libtorch (add_out, ones/zeros/full, rand, mm, nn::Linear under NoGradGuard, "
+             "exp_out / log_out / tanh_out / sigmoid_out)",
 }
 
 GEMM_SQUARE = ["256", "1024", "2048"]
@@ -104,6 +107,9 @@ GOALS = [
                  (f"{op} ≥ 1.2× torch _out", op, ["16M", "64M"], "torch", 1.2))
 ] + [
     ("batched matmul ≥ 0.9× the 2-D GEMM", "bmm", ["64x256x256"], "gemm_2d", 0.9),
+] + [
+    (f"{op} ≥ 1.0× libtorch _out (1 thread)", op, ["64M"], "torch", 1.0)
+    for op in ("exp", "log", "tanh", "sigmoid")
 ]
 
 

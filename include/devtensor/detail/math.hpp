@@ -6,6 +6,11 @@
 // compilers) and integer bit manipulation only: each result is a function of
 // the input bits alone, the same on the host and on any GPU.
 //
+// exp, log, tanh and sigmoid are written once over a lane type (math_lanes.inl):
+// instantiated here for T itself, and by backend/cpu/math_lanes.hpp for x86 vector
+// registers, whose lanes thus give these functions' bits. Their special cases are
+// selects, not branches, for that.
+//
 // Accuracy: under 1 ulp against the correctly rounded result over the whole
 // domain (tests/test_math.cpp measures it); every NaN result is the one quiet
 // NaN `quiet_nan<T>()` (x86 and CUDA would otherwise give different NaN bits).
@@ -99,32 +104,6 @@ DEVTENSOR_HOST_DEVICE inline T infinity() {
     return from_bits<T>(exponent_mask<T>());
 }
 
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T abs(T x) {
-    return from_bits<T>(bits_of(x) & ~(bits_t<T>{1} << (sizeof(T) * 8 - 1)));
-}
-
-/// |magnitude| with the sign of `sign`.
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T copysign(T magnitude, T sign) {
-    constexpr bits_t<T> s = bits_t<T>{1} << (sizeof(T) * 8 - 1);
-    return from_bits<T>((bits_of(magnitude) & ~s) | (bits_of(sign) & s));
-}
-
-/// 2^k for k in [min_exponent, max_exponent].
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T pow2(int k) {
-    return from_bits<T>(static_cast<bits_t<T>>(k + format<T>::bias) << (format<T>::precision - 1));
-}
-
-/// v * 2^k rounded once, for |k| up to twice the exponent range: two exact-range
-/// factors, the first product exact (no overflow or underflow yet), the second rounded.
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T scale(T v, int k) {
-    const int k1 = k / 2;
-    return detail::mul(detail::mul(v, pow2<T>(k1)), pow2<T>(k - k1));
-}
-
 /// IEEE division and square root, spelled so that no fast-math flag of nvcc changes them.
 template <real T>
 DEVTENSOR_HOST_DEVICE inline T div(T a, T b) {
@@ -143,35 +122,6 @@ DEVTENSOR_HOST_DEVICE inline T sqrt(T x) {
 #else
     return std::sqrt(x);
 #endif
-}
-
-// ---- error-free transformations ---------------------------------------------------------
-// Sums of values that are never plain products: no compiler may contract them.
-
-/// s + e == a + b exactly, s = a + b rounded (Knuth; any magnitudes).
-template <real T>
-DEVTENSOR_HOST_DEVICE inline void two_sum(T a, T b, T& s, T& e) {
-    s = a + b;
-    const T a1 = s - b;
-    const T b1 = s - a1;
-    e = (a - a1) + (b - b1);
-}
-
-/// The same for |a| >= |b| (or a == 0) (Dekker).
-template <real T>
-DEVTENSOR_HOST_DEVICE inline void fast_two_sum(T a, T b, T& s, T& e) {
-    s = a + b;
-    e = b - (s - a);
-}
-
-/// c0 + x (c1 + x (c2 + ...)) by fma (Horner).
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T poly(T, std::type_identity_t<T> c0) {
-    return c0;
-}
-template <real T, class... C>
-DEVTENSOR_HOST_DEVICE inline T poly(T x, std::type_identity_t<T> c0, C... rest) {
-    return detail::fma(poly(x, static_cast<T>(rest)...), x, c0);
 }
 
 /// 1 / n!, correctly rounded to double (n! is exact in double up to 22!); a
@@ -216,151 +166,46 @@ struct constants<double> {
     static constexpr std::uint64_t sqrt_half_bits = 0x3fe6a09e667f3bcdull;
 };
 
-// ---- exp -----------------------------------------------------------------------------------
-
-/// exp(x) = 2^k (1 + hi + lo) for finite |x| <= exp_clamp, hi + lo as a pair
-/// (|hi + lo| < 0.42, lo below half an ulp of hi, ~2^-(p+6) relative error).
-/// x = k ln2 + r exactly as the pair (r, rc) (Cody–Waite with an exact first
-/// step), then exp(r) - 1 = r + r² Q(r) with Q's Taylor series (1/(j+2)!).
+/// The sign bit of T, as T's signed integer.
 template <real T>
-DEVTENSOR_HOST_DEVICE inline void exp_reduced(T x, int& k, T& hi, T& lo) {
-    using c = constants<T>;
-    const T t = detail::fma(x, c::log2e, c::shifter);
-    const T kf = t - c::shifter;  // an integer, exact
-    k = static_cast<int>(static_cast<typename format<T>::signed_bits>(bits_of(t) - bits_of(c::shifter)));
-    const T a = detail::fma(-kf, c::ln2_hi, x);  // exact: k ln2_hi is, and the difference is (Sterbenz)
-    const T b = detail::mul(-kf, c::ln2_lo);
-    T r, rc;
-    two_sum(a, b, r, rc);
-    const T z = detail::mul(r, r);
-    const T z_lo = detail::fma(r, r, -z);  // r² = z + z_lo exactly
-    T q;
-    if constexpr (sizeof(T) == 4) {
-        q = poly(r, 0.5f, inverse_factorial<3>, inverse_factorial<4>, inverse_factorial<5>,
-                 inverse_factorial<6>, inverse_factorial<7>, inverse_factorial<8>);
-    } else {
-        q = poly(r, 0.5, inverse_factorial<3>, inverse_factorial<4>, inverse_factorial<5>,
-                 inverse_factorial<6>, inverse_factorial<7>, inverse_factorial<8>, inverse_factorial<9>,
-                 inverse_factorial<10>, inverse_factorial<11>, inverse_factorial<12>, inverse_factorial<13>);
-    }
-    // exp(r + rc) - 1 = r + r² Q(r) + rc (1 + r) to well below an ulp
-    const T tail = detail::fma(z, q, detail::fma(T(0.5), z_lo, detail::fma(rc, r, rc)));
-    fast_two_sum(r, tail, hi, lo);
+DEVTENSOR_HOST_DEVICE constexpr typename format<T>::signed_bits sign_bit() {
+    return static_cast<typename format<T>::signed_bits>(bits_t<T>{1} << (sizeof(T) * 8 - 1));
 }
 
-/// e^x; overflow gives inf, underflow a correctly scaled subnormal or 0.
+// ---- exp, log, tanh, sigmoid: the lane-generic text on one T ------------------------------
+// math_lanes.inl is written over a lane type V; here V is T itself, and its lane
+// operations are the scalar ones. backend/cpu/math_lanes.hpp instantiates the same
+// text for x86 vector registers, so a vector lane gives these functions' bits.
+
+template <class V>
+concept lane_type = real<V>;
 template <real T>
-DEVTENSOR_HOST_DEVICE inline T exp(T x) {
-    using c = constants<T>;
-    if (x != x) return quiet_nan<T>();
-    x = x > c::exp_clamp ? c::exp_clamp : x;
-    x = x < -c::exp_clamp ? -c::exp_clamp : x;
-    int k = 0;
-    T hi, lo, s, e;
-    exp_reduced(x, k, hi, lo);
-    fast_two_sum(T(1), hi, s, e);
-    return scale(s + (e + lo), k);
+using element_t = T;
+template <real T>
+using ints_t = typename format<T>::signed_bits;
+
+using detail::fma;
+using detail::mul;
+
+/// mask ? a : b.
+template <class T>
+DEVTENSOR_HOST_DEVICE inline T select(bool mask, T a, T b) {
+    return mask ? a : b;
 }
 
-/// e^y - 1 as a pair (hi + lo) for 0 <= y <= 2 tanh_one, to ~2^-(p+5) relative.
+/// The bits of x as T's signed integer, and back.
 template <real T>
-DEVTENSOR_HOST_DEVICE inline void expm1_pair(T y, T& hi, T& lo) {
-    int k = 0;
-    T p_hi, p_lo, s, e;
-    exp_reduced(y, k, p_hi, p_lo);
-    const T two_k = pow2<T>(k);
-    // 2^k (1 + p) - 1 = (2^k - 1) + 2^k p; 2^k - 1 is exact up to k = precision, and
-    // where it is not (tanh = 1 - 2^-p or closer) its error cancels in E / (E + 2).
-    two_sum(two_k - T(1), detail::mul(p_hi, two_k), s, e);
-    e = e + detail::mul(p_lo, two_k);
-    fast_two_sum(s, e, hi, lo);
+DEVTENSOR_HOST_DEVICE inline ints_t<T> to_ints(T x) {
+    return static_cast<ints_t<T>>(bits_of(x));
+}
+template <real T>
+DEVTENSOR_HOST_DEVICE inline T from_ints(ints_t<T> i) {
+    return from_bits<T>(static_cast<bits_t<T>>(i));
 }
 
-/// (n_hi + n_lo) / (d_hi + d_lo) rounded, |d_lo| tiny against d_hi.
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T divide_pairs(T n_hi, T n_lo, T d_hi, T d_lo) {
-    const T q = div(n_hi, d_hi);
-    T rem = detail::fma(-q, d_hi, n_hi);  // exact
-    rem = detail::fma(-q, d_lo, rem + n_lo);
-    return q + div(rem, d_hi);
-}
-
-/// tanh(x) = E / (E + 2) with E = e^(2|x|) - 1 carried as a pair, then the sign.
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T tanh(T x) {
-    using c = constants<T>;
-    if (x != x) return quiet_nan<T>();
-    const T a = abs(x);
-    T result = 1;
-    if (a <= c::tanh_one) {
-        T n_hi, n_lo, d_hi, d_lo;
-        expm1_pair(a + a, n_hi, n_lo);
-        two_sum(n_hi, T(2), d_hi, d_lo);
-        d_lo = d_lo + n_lo;
-        result = divide_pairs(n_hi, n_lo, d_hi, d_lo);
-    }
-    return copysign(result, x);
-}
-
-/// 1 / (1 + e^-x), as 1 / (1 + E) for x >= 0 and E / (1 + E) for x < 0, E = e^-|x|
-/// as a pair, so neither side loses accuracy nor overflows.
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T sigmoid(T x) {
-    using c = constants<T>;
-    if (x != x) return quiet_nan<T>();
-    T m = -abs(x);
-    m = m < -c::exp_clamp ? -c::exp_clamp : m;
-    int k = 0;
-    T hi, lo, s, e;
-    exp_reduced(m, k, hi, lo);
-    fast_two_sum(T(1), hi, s, e);
-    e = e + lo;
-    const T e_hi = scale(s, k), e_lo = scale(e, k);  // E = e_hi + e_lo, in (0, 1]
-    T d_hi, d_lo;
-    fast_two_sum(T(1), e_hi, d_hi, d_lo);
-    d_lo = d_lo + e_lo;
-    const bool positive = x >= 0;
-    return divide_pairs(positive ? T(1) : e_hi, positive ? T(0) : e_lo, d_hi, d_lo);
-}
-
-// ---- log -----------------------------------------------------------------------------------
-
-/// ln x: x = 2^k m, m in [√½, √2), f = m - 1 exact, s = f / (2 + f), and
-/// log(1 + f) = f - f²/2 + s (f²/2 + R(s²)) (fdlibm's form) with R's Taylor
-/// series 2 s^2j / (2j + 1); then k ln2 added in two parts.
-template <real T>
-DEVTENSOR_HOST_DEVICE inline T log(T x) {
-    using c = constants<T>;
-    using B = bits_t<T>;
-    constexpr int P = format<T>::precision;
-    if (x != x) return quiet_nan<T>();
-    if (x < 0) return quiet_nan<T>();
-    if (x == 0) return -infinity<T>();
-    if (x == infinity<T>()) return x;
-    int k = 0;
-    if (x < pow2<T>(format<T>::min_exponent)) {  // subnormal: scale into the normal range
-        x = detail::mul(x, pow2<T>(P));
-        k = -P;
-    }
-    const B ix = bits_of(x);
-    const B tmp = ix - c::sqrt_half_bits;
-    k += static_cast<int>(static_cast<typename format<T>::signed_bits>(tmp) >> (P - 1));
-    const T m = from_bits<T>(ix - (tmp & (~B{0} << (P - 1))));  // in [√½, √2)
-    const T f = m - T(1);
-    const T s = div(f, T(2) + f);
-    const T z = detail::mul(s, s);
-    T r;
-    if constexpr (sizeof(T) == 4) {
-        r = poly(z, 2.f / 3, 2.f / 5, 2.f / 7, 2.f / 9, 2.f / 11);
-    } else {
-        r = poly(z, 2. / 3, 2. / 5, 2. / 7, 2. / 9, 2. / 11, 2. / 13, 2. / 15, 2. / 17, 2. / 19, 2. / 21);
-    }
-    r = detail::mul(z, r);
-    const T hfsq = detail::mul(detail::mul(T(0.5), f), f);
-    const T kf = static_cast<T>(k);
-    const T t = detail::fma(s, hfsq + r, detail::mul(kf, c::ln2_lo));
-    return detail::fma(kf, c::ln2_hi, -((hfsq - t) - f));  // k ln2_hi is exact
-}
+#define DEVTENSOR_MATH_FUNCTION DEVTENSOR_HOST_DEVICE inline
+#include <devtensor/detail/math_lanes.inl>
+#undef DEVTENSOR_MATH_FUNCTION
 
 // ---- sin, cos ------------------------------------------------------------------------------
 

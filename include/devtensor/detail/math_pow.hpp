@@ -70,7 +70,7 @@ DEVTENSOR_HOST_DEVICE inline double exp_pair(double z_hi, double z_lo) {
         z_hi = z_hi > 0 ? c::exp_clamp : -c::exp_clamp;
         z_lo = 0;
     }
-    int k = 0;
+    ints_t<double> k = 0;
     double hi, lo, s, e;
     exp_reduced(z_hi, k, hi, lo);
     // e^z_hi e^z_lo = 2^k (1 + hi + lo) (1 + z_lo), z_lo² below 2^-86

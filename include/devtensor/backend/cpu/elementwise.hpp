@@ -5,10 +5,14 @@
 // (`static constexpr bool vectorizes = true`), with non-temporal stores for
 // outputs too large to stay in the cache (they skip the read-for-ownership,
 // ~1.5x the bandwidth); a row that gathers (a transposed input) is cut into
-// tiles so that the gathered lines stay in the cache. Each element's value is
-// the functor's, whatever the path: the paths differ only in how they move data.
+// tiles so that the gathered lines stay in the cache. A functor with lane forms
+// (`has_lane_forms`: exp, log, tanh, sigmoid) runs them on its contiguous unary
+// rows in the widest ISA of this CPU (math_lanes.hpp), one choice per call.
+// Each element's value is the functor's, whatever the path: the paths differ only
+// in how they move data.
 #pragma once
 
+#include <devtensor/backend/cpu/math_lanes.hpp>
 #include <devtensor/backend/cpu/simd.hpp>
 #include <devtensor/backend/cpu/streaming.hpp>
 #include <devtensor/backend/cpu/transpose.hpp>
@@ -35,6 +39,11 @@ inline constexpr bool has_vector_loop =
 /// template whose body is valid for GCC vector types, e.g. `a + b`).
 template <class F>
 concept vectorizing = requires { requires F::vectorizes; };
+
+/// A functor with forms on an x86 ISA's registers (`F::lane_form<Functions>`, a function
+/// object of that ISA's Functions: math_lanes.hpp), each lane the functor's scalar value.
+template <class F>
+concept has_lane_forms = requires { requires F::has_lane_forms; };
 
 /// The identity functor of copies (contiguous, clone): a transposed copy takes the
 /// blocked transpose kernel.
@@ -99,11 +108,17 @@ void with_flags(const std::array<bool, K>& flags, Fn&& fn, Chosen... chosen) {
     }
 }
 
-/// One row: out[i * out.step] = f(in[i * in.step]...) for i < n.
+/// One row: out[i * out.step] = f(in[i * in.step]...) for i < n; `isa` the call's choice
+/// for the functor's lane forms.
 template <class F, class TO, class... TI>
-void map_row(const F& f, std::int64_t n, bool stream, row_operand<TO> out, row_operand<const TI>... in) {
+void map_row(const F& f, [[maybe_unused]] simd::isa isa, std::int64_t n, bool stream, row_operand<TO> out,
+             row_operand<const TI>... in) {
     const auto scalar = [&]([[maybe_unused]] std::int64_t i) { return static_cast<TO>(f(in.p[i * in.step]...)); };
 #if DEVTENSOR_HAS_X86_KERNELS
+    if constexpr (has_lane_forms<F> && has_vector_loop<TO> && sizeof...(TI) == 1 && (std::is_same_v<TI, TO> && ...)) {
+        if (isa != simd::isa::portable && out.step == 1 && ((in.step == 1) && ...))
+            return map_row_on(isa, f, n, stream, out.p, in.p...);
+    }
     if constexpr (vectorizing<F> && has_vector_loop<TO> && sizeof...(TI) > 0 && (std::is_same_v<TI, TO> && ...)) {
         if (out.step == 1 && ((in.step == 0 || in.step == 1) && ...)) {
             using V = simd::sse2<TO>;
@@ -135,8 +150,8 @@ inline constexpr std::int64_t gather_tile = 64;
 /// One rows x width tile of the last two dimensions at plan index `first`: inputs that are
 /// transposed there (stride 1 down the rows) are transposed into their buffers first.
 template <class F, class TO, class... TI, std::size_t... K>
-void map_tile(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, bool stream, std::int64_t first,
-              std::int64_t rows, std::int64_t width, std::tuple<std::unique_ptr<TI[]>...>& buffers,
+void map_tile(const F& f, simd::isa isa, const detail::loop_plan<1 + sizeof...(TI)>& p, bool stream,
+              std::int64_t first, std::int64_t rows, std::int64_t width, std::tuple<std::unique_ptr<TI[]>...>& buffers,
               std::index_sequence<K...>, TO* out, const TI*... in) {
     const int last = p.rank - 1;
     std::int64_t origin[1 + sizeof...(TI)];
@@ -156,16 +171,18 @@ void map_tile(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, bool st
                 : void()),
      ...);
     for (std::int64_t i = 0; i < rows; ++i)
-        map_row(f, width, stream, row_operand<TO>{out + origin[0] + i * p.strides[0][last - 1], p.strides[0][last]},
+        map_row(f, isa, width, stream,
+                row_operand<TO>{out + origin[0] + i * p.strides[0][last - 1], p.strides[0][last]},
                 row_operand<const TI>{staged[K] ? std::get<K>(buffers).get() + i * gather_tile
                                                 : in + origin[K + 1] + i * p.strides[K + 1][last - 1],
                                       staged[K] ? 1 : p.strides[K + 1][last]}...);
 }
 
 /// out = f(in...) over the plan (operand 0 the output): the one CPU loop of every
-/// elementwise op. Threads take whole rows (or tiles); every element is computed once.
+/// elementwise op, with the lane forms of `isa` (portable: none; else this CPU must run
+/// it). Threads take whole rows (or tiles); every element is computed once.
 template <class F, class TO, class... TI>
-void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, const TI*... in) {
+void map_on(simd::isa isa, const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, const TI*... in) {
     constexpr int N = 1 + sizeof...(TI);
     if (p.numel == 0) return;
     if (p.rank == 0) {
@@ -179,7 +196,7 @@ void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, con
         std::int64_t offset[static_cast<std::size_t>(N)];
         detail::offsets_of(p, index, offset);
         [&]<std::size_t... K>(std::index_sequence<K...>) {
-            map_row(f, length, stream, row_operand<TO>{out + offset[0], p.strides[0][last]},
+            map_row(f, isa, length, stream, row_operand<TO>{out + offset[0], p.strides[0][last]},
                     row_operand<const TI>{in + offset[K + 1], p.strides[K + 1][last]}...);
         }(std::index_sequence_for<TI...>{});
     };
@@ -206,7 +223,7 @@ void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, con
                 // down the output's rows first: a transposed input's tiles then continue its rows
                 const std::int64_t plane = t / (tiles_i * tiles_j), tj = t / tiles_i % tiles_j, ti = t % tiles_i;
                 const std::int64_t i0 = ti * gather_tile, j0 = tj * gather_tile;
-                map_tile(f, p, stream, (plane * outer + i0) * inner + j0, std::min(gather_tile, outer - i0),
+                map_tile(f, isa, p, stream, (plane * outer + i0) * inner + j0, std::min(gather_tile, outer - i0),
                          std::min(gather_tile, inner - j0), buffers, std::index_sequence_for<TI...>{}, out, in...);
             }
             if (stream) simd::stream_fence();
@@ -226,6 +243,12 @@ void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, con
         for (std::int64_t r = begin; r < end; ++r) row(inner, r * inner);
         if (stream) simd::stream_fence();
     });
+}
+
+/// map_on with the widest ISA of this CPU.
+template <class F, class TO, class... TI>
+void map(const F& f, const detail::loop_plan<1 + sizeof...(TI)>& p, TO* out, const TI*... in) {
+    map_on(simd::best_isa(), f, p, out, in...);
 }
 
 /// out[i] = f(i) for a contiguous output of n elements (arange, linspace, fill).

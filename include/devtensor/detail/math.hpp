@@ -12,7 +12,7 @@
 // selects, not branches, for that.
 //
 // Accuracy: under 1 ulp against the correctly rounded result over the whole
-// domain (tests/test_math.cpp measures it); every NaN result is the one quiet
+// domain (tests/test_math_mpfr.cpp measures it against MPFR); every NaN result is the one quiet
 // NaN `quiet_nan<T>()` (x86 and CUDA would otherwise give different NaN bits).
 //
 // The names live in devtensor::detail::math and are meant to be called

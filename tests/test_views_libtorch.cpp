@@ -1003,6 +1003,49 @@ TEST_CASE_TEMPLATE("the everyday elementwise ops equal torch's on strided and br
     }
 }
 
+TEST_CASE_TEMPLATE("the everyday ops on NaN, infinities, signed zeros and subnormals, broadcast at rank 8, equal torch's",
+                   T, float, double) {
+    using lim = std::numeric_limits<T>;
+    const std::vector<T> specials = {lim::quiet_NaN(), lim::infinity(), -lim::infinity(), T(0), -T(0),
+                                     lim::denorm_min(), -3 * lim::denorm_min(), lim::min(), -lim::max(), T(1.5),
+                                     T(-2), T(0.5), T(3), T(-0.25), T(20), T(-20)};  // ±20: torch's float sigmoid(-100) flushes to 0
+    // a [2, 1, 2, 1, 2, 1, 2, 1] against b [1, 2, 1, 2, 1, 2, 1, 2]: every pair of the 16 values meets
+    const dims_t da = {2, 1, 2, 1, 2, 1, 2, 1}, db = {1, 2, 1, 2, 1, 2, 1, 2};
+    std::vector<T> va(specials), vb(specials.rbegin(), specials.rend());
+    const auto ad = dt_from(va, da), bd = dt_from(vb, db);
+    const auto at = torch_from(va, da), bt = torch_from(vb, db);
+    const auto same = [](const auto& got, const torch::Tensor& want) {
+        using U = typename std::remove_cvref_t<decltype(got)>::value_type;
+        CHECK(sizes_of(got) == want.sizes().vec());
+        CHECK(same_values(got.to_vector(), torch_values<U>(want)));
+    };
+    const auto close = [](const host_tensor<T>& got, const torch::Tensor& want) {
+        CHECK(sizes_of(got) == want.sizes().vec());
+        CHECK(within_ulps(got.to_vector(), torch_values<T>(want), 3));
+    };
+    same(ad + bd, at + bt);
+    same(ad - bd, at - bt);
+    same(ad * bd, at * bt);
+    same(ad / bd, at / bt);
+    same(dt::maximum(ad, bd), torch::maximum(at, bt));
+    same(dt::minimum(ad, bd), torch::minimum(at, bt));
+    same(ad < bd, at < bt);
+    same(ad == bd, at == bt);
+    same(ad != bd, at != bt);
+    same(dt::where(ad > bd, ad, bd), torch::where(at > bt, at, bt));
+    same(dt::abs(ad), torch::abs(at));
+    same(-ad, -at);
+    same(dt::sqrt(ad), torch::sqrt(at));
+    same(dt::clamp(ad, -1, 1), torch::clamp(at, -1, 1));
+    close(dt::exp(ad), torch::exp(at));
+    close(dt::log(ad), torch::log(at));
+    close(dt::tanh(ad), torch::tanh(at));
+    close(dt::sigmoid(ad), torch::sigmoid(at));
+    close(dt::pow(ad, bd), torch::pow(at, bt));
+    same(dt::amax(ad, {0, 2, 4}), torch::amax(at, {0, 2, 4}));
+    same(dt::argmax(ad.reshape({16}), 0), torch::argmax(at.reshape({16}), 0));
+}
+
 TEST_CASE_TEMPLATE("amax, amin, argmax, argmin, softmax and any agree with torch over random dims", T, float, double,
                    std::int32_t, std::int8_t) {
     rng_t r(91);

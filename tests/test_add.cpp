@@ -173,7 +173,8 @@ TEST_CASE_TEMPLATE("large outputs (streaming stores) and misaligned rows add and
     // Starts off 16-byte alignment: the scalar head, then vectors, then the tail.
     for (const std::int64_t offset : {1, 2, 3}) {
         std::vector<T> out(1000, T(-1));
-        dt::backend_cpu::map_row(dt::detail::plus{}, 990, true, dt::backend_cpu::row_operand<T>{out.data() + offset, 1},
+        dt::backend_cpu::map_row(dt::detail::plus{}, dt::backend_cpu::simd::best_isa(), 990, true,
+                                 dt::backend_cpu::row_operand<T>{out.data() + offset, 1},
                                  dt::backend_cpu::row_operand<const T>{x.data() + offset, 1},
                                  dt::backend_cpu::row_operand<const T>{bias.data(), 0});
         dt::backend_cpu::simd::stream_fence();

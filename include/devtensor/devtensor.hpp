@@ -33,5 +33,6 @@
 #include <devtensor/ops/factories.hpp>
 #include <devtensor/ops/logical.hpp>
 #include <devtensor/ops/softmax.hpp>
+#include <devtensor/data/loader.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/sequential.hpp>

@@ -13,6 +13,7 @@
 #include <devtensor/transfer.hpp>
 
 #include <concepts>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,6 +29,33 @@ namespace devtensor {
 
 template <class T, class D = device>
 class tensor;
+
+namespace detail {
+/// What a tensor's storage is held by: the memory's owner, and the count of in-place
+/// writes to it that autograd checks saved tensors against (shared by every view).
+struct storage_block {
+    virtual ~storage_block() = default;
+    std::uint64_t version = 0;
+};
+template <class Owner>
+struct held_storage final : storage_block {
+    template <class... A>
+    explicit held_storage(A&&... args) : owner(std::forward<A>(args)...) {}
+    Owner owner;
+};
+template <class T>
+struct autograd_meta;  // autograd/graph.hpp
+struct autograd_access;
+struct sums_back {};  // a view whose backward sums (expand), for record_view
+template <class... T, class... D>
+bool recording(const tensor<T, D>&... in) noexcept;
+DEVTENSOR_BEGIN_TU_NAMESPACE
+template <class T, class D, class Redo>
+void record_view(const tensor<T, D>& in, tensor<T, D>& out, const char* op, Redo redo);
+template <class T, class D, class E>
+void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op);
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
 
 template <class T>
 inline constexpr bool is_tensor_v = false;
@@ -164,10 +192,10 @@ public:
     /// Uninitialised contiguous storage for `s` on `dev` (see empty()), made by `made`.
     tensor(const devtensor::shape& s, const D& dev, const devtensor::origin& made = {})
         : shape_(s), strides_(devtensor::strides::contiguous(s)), dev_(dev), origin_(made) {
-        auto storage = std::make_shared<buffer<T, devtensor::device>>(
+        auto storage = std::make_shared<detail::held_storage<buffer<T, devtensor::device>>>(
             static_cast<std::size_t>(s.numel()), devtensor::device(dev),
             detail::allocation_info{&shape_, detail::dtype_of<T>, made});
-        data_ = storage->data();
+        data_ = storage->owner.data();
         storage_ = std::move(storage);
     }
 
@@ -179,17 +207,16 @@ public:
         : tensor(std::move(owner), data, s, devtensor::strides::contiguous(s), dev, made) {}
     tensor(std::shared_ptr<void> owner, T* data, const devtensor::shape& s, const devtensor::strides& st,
            const D& dev, const devtensor::origin& made = {})
-        : storage_(std::move(owner)), data_(data), shape_(s), strides_(st), dev_(dev), origin_(made) {
-        if (st.rank() != s.rank())
-            throw shape_error("devtensor::tensor: strides " + st.to_string() + " for shape " + s.to_string());
-    }
+        : tensor(std::shared_ptr<detail::storage_block>(
+                     std::make_shared<detail::held_storage<std::shared_ptr<void>>>(std::move(owner))),
+                 data, s, st, dev, made) {}
 
     /// A static-device tensor viewed through the run-time type; shares the storage.
     template <StaticDevice E>
         requires std::same_as<D, devtensor::device>
     tensor(const tensor<T, E>& other)  // NOLINT: implicit on purpose, like the devices
         : storage_(other.storage_), data_(other.data_), shape_(other.shape_), strides_(other.strides_),
-          dev_(other.dev_), origin_(other.origin_) {}
+          dev_(other.dev_), origin_(other.origin_), autograd_(other.autograd_) {}
     template <StaticDevice E>
         requires std::same_as<D, devtensor::device>
     tensor(tensor<T, E>&& other) noexcept {  // NOLINT: implicit, and the source is left undefined
@@ -371,7 +398,7 @@ public:
                               ": its elements are not evenly spaced in memory for that shape; use "
                               "reshape(), which copies when it must (or contiguous() first)");
         return view_of(s, devtensor::strides(std::span<const std::int64_t>(st.data(), s.rank())), data_,
-                       {"view", site});
+                       {"view", site}, [s](const auto& z) { return z.view(s, call_site{}); });
     }
     tensor view(std::initializer_list<std::int64_t> dims, call_site site = call_site::current()) const {
         return view(detail::infer_shape("view", dims, shape_.numel()), site);
@@ -384,12 +411,15 @@ public:
         std::array<std::int64_t, devtensor::shape::max_rank> st{};
         if (s.numel() == shape_.numel() && detail::view_strides(shape_, strides_, s, st))
             return view_of(s, devtensor::strides(std::span<const std::int64_t>(st.data(), s.rank())), data_,
-                           {"reshape", site});
+                           {"reshape", site}, [s](const auto& z) { return z.view(s, call_site{}); });
         if (s.numel() != shape_.numel())
             throw shape_error("devtensor::reshape: shape '" + s.to_string() + "' is invalid for input of size " +
                               std::to_string(shape_.numel()) + " (shape " + shape_.to_string() + ")");
         const tensor copy = detail::copy_as<T>(*this, {"reshape", site});
-        return tensor(copy.storage_, copy.data_, s, devtensor::strides::contiguous(s), dev_, copy.origin());
+        tensor result(copy.storage_, copy.data_, s, devtensor::strides::contiguous(s), dev_, copy.origin());
+        if (detail::recording(*this))
+            detail::record_view(*this, result, "reshape", [s](const auto& z) { return z.view(s, call_site{}); });
+        return result;
     }
     template <class Tu = detail::tu_tag>
     tensor reshape(std::initializer_list<std::int64_t> dims, call_site site = call_site::current()) const {
@@ -406,7 +436,7 @@ public:
             throw index_error("devtensor::flatten: start_dim " + std::to_string(start) +
                               " cannot come after end_dim " + std::to_string(end));
         if (shape_.rank() == 0) return reshape<Tu>(devtensor::shape{1}, site);
-        if (first == last) return view_of(shape_, strides_, data_, {"flatten", site});  // as torch: itself
+        if (first == last) return view_of(shape_, strides_, data_, {"flatten", site}, [](const auto& z) { return z; });  // as torch: itself
         std::vector<std::int64_t> dims;
         for (std::size_t d = 0; d < first; ++d) dims.push_back(shape_[d]);
         std::int64_t merged = 1;
@@ -421,15 +451,17 @@ public:
     tensor squeeze(std::int64_t d, call_site site = call_site::current()) const {
         require_defined("squeeze");
         const std::size_t k = detail::wrap_dim("squeeze", d, shape_.rank());
-        if (shape_.rank() == 0) return view_of(shape_, strides_, data_, {"squeeze", site});
-        return shape_[k] == 1 ? without_dim(k, data_, {"squeeze", site}) : view_of(shape_, strides_, data_, {"squeeze", site});
+        const auto redo = [d](const auto& z) { return z.squeeze(d, call_site{}); };
+        if (shape_.rank() == 0 || shape_[k] != 1) return view_of(shape_, strides_, data_, {"squeeze", site}, redo);
+        return without_dim(k, data_, {"squeeze", site}, redo);
     }
     tensor squeeze(call_site site = call_site::current()) const {
         require_defined("squeeze");
         std::vector<std::int64_t> dims, st;
         for (std::size_t d = 0; d < shape_.rank(); ++d)
             if (shape_[d] != 1) dims.push_back(shape_[d]), st.push_back(strides_[d]);
-        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"squeeze", site});
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"squeeze", site},
+                       [](const auto& z) { return z.squeeze(call_site{}); });
     }
 
     /// A size-1 dimension inserted at `d` (0 ... dim(), negative counts from the end).
@@ -440,7 +472,8 @@ public:
         const std::int64_t step = k < shape_.rank() ? shape_[k] * strides_[k] : 1;
         dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(k), 1);
         st.insert(st.begin() + static_cast<std::ptrdiff_t>(k), step);
-        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"unsqueeze", site});
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"unsqueeze", site},
+                       [d](const auto& z) { return z.unsqueeze(d, call_site{}); });
     }
 
     /// Dimensions d0 and d1 swapped.
@@ -450,7 +483,8 @@ public:
         const std::size_t b = detail::wrap_dim("transpose", d1, shape_.rank());
         std::vector<std::int64_t> dims(shape_.begin(), shape_.end()), st(strides_.begin(), strides_.end());
         if (shape_.rank() > 0) std::swap(dims[a], dims[b]), std::swap(st[a], st[b]);
-        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"transpose", site});
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"transpose", site},
+                       [d0, d1](const auto& z) { return z.transpose(d0, d1, call_site{}); });
     }
 
     /// The transpose of a matrix (a tensor of rank 0 or 1 is its own); rank > 2 refused.
@@ -460,7 +494,7 @@ public:
             throw shape_error("devtensor::t: expects a tensor with <= 2 dimensions, but it has " +
                               std::to_string(shape_.rank()) + " (shape " + shape_.to_string() +
                               "); use transpose(d0, d1)");
-        return shape_.rank() < 2 ? view_of(shape_, strides_, data_, {"t", site}) : transpose(0, 1, site);
+        return shape_.rank() < 2 ? view_of(shape_, strides_, data_, {"t", site}, [](const auto& z) { return z; }) : transpose(0, 1, site);
     }
 
     /// The dimensions in the order `order` (a permutation of 0 ... dim() - 1).
@@ -481,7 +515,10 @@ public:
             dims.push_back(shape_[k]);
             st.push_back(strides_[k]);
         }
-        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"permute", site});
+        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"permute", site},
+                       [o = std::vector<std::int64_t>(order.begin(), order.end())](const auto& z) {
+                           return z.permute(std::span<const std::int64_t>(o), call_site{});
+                       });
     }
 
     /// Elements start ... start + length - 1 of dimension `d`.
@@ -504,7 +541,8 @@ public:
         std::vector<std::int64_t> dims(shape_.begin(), shape_.end());
         dims[k] = length;
         return view_of(devtensor::shape(dims), strides_, length == 0 ? data_ : data_ + start * strides_[k],
-                       {"narrow", site});
+                       {"narrow", site},
+                       [d, start, length](const auto& z) { return z.narrow(d, start, length, call_site{}); });
     }
 
     /// Index i of dimension `d`, which goes away (negative i counts from the end).
@@ -518,7 +556,8 @@ public:
                               std::to_string(d) + " of size " + std::to_string(size) + " (shape " +
                               shape_.to_string() + ")");
         if (i < 0) i += size;
-        return without_dim(k, data_ + i * strides_[k], {"select", site});
+        return without_dim(k, data_ + i * strides_[k], {"select", site},
+                           [d, i](const auto& z) { return z.select(d, i, call_site{}); });
     }
 
     /// This tensor broadcast to `s` without a copy: size-1 dimensions repeat (stride 0),
@@ -550,7 +589,7 @@ public:
                                   devtensor::shape(std::vector<std::int64_t>(dims)).to_string() + ", tensor shape " +
                                   shape_.to_string());
         }
-        return view_of(devtensor::shape(out), devtensor::strides(st), data_, {"expand", site});
+        return view_of(devtensor::shape(out), devtensor::strides(st), data_, {"expand", site}, detail::sums_back{});
     }
     tensor expand(const devtensor::shape& s, call_site site = call_site::current()) const {
         std::vector<std::int64_t> dims(s.begin(), s.end());
@@ -565,21 +604,55 @@ public:
     [[nodiscard]] tensor contiguous(call_site site = call_site::current()) const {
         require_defined("contiguous");
         if (is_contiguous()) return *this;
-        return detail::copy_as<T>(*this, {"contiguous", site});
+        tensor result = detail::copy_as<T>(*this, {"contiguous", site});
+        if (detail::recording(*this)) detail::record_view(*this, result, "contiguous", [](const auto& z) { return z; });
+        return result;
     }
 
     /// A deep, contiguous copy on the same device (torch.clone).
     template <class Tu = detail::tu_tag>
     [[nodiscard]] tensor clone(call_site site = call_site::current()) const {
         require_defined("clone");
-        return detail::copy_as<T>(*this, {"clone", site});
+        tensor result = detail::copy_as<T>(*this, {"clone", site});
+        if (detail::recording(*this)) detail::record_view(*this, result, "clone", [](const auto& z) { return z; });
+        return result;
     }
+
+    // ---- autograd (DESIGN §12; defined in autograd/tensor_autograd.hpp) -------------------
+
+    /// Whether a gradient flows through this tensor: a leaf marked with requires_grad_(),
+    /// or the result of an op on one while autograd recorded.
+    bool requires_grad() const noexcept;
+    /// Marks a leaf (floating-point) so that backward() fills its grad(). Copies of the
+    /// handle made afterwards share the mark and the gradient.
+    tensor& requires_grad_(bool on = true);
+    /// The gradient backward() accumulated into this leaf; undefined before the first
+    /// backward() and after zero_grad().
+    tensor grad() const;
+    /// Replaces the gradient (undefined: none, as `t.grad = None`).
+    void set_grad(const tensor<T, devtensor::device>& g) const;
+    /// Not made by a recorded op (torch's is_leaf).
+    bool is_leaf() const noexcept;
+    /// The same elements with no autograd record (torch.detach).
+    tensor detach() const;
+    /// Gradients of this scalar with respect to every leaf it came from, added into
+    /// their grad(); the graph's saved tensors are freed unless `retain_graph`.
+    template <class Tu = detail::tu_tag>
+    void backward(bool retain_graph = false, call_site site = call_site::current()) const;
+    /// The same from a non-scalar, with `gradient` (this tensor's shape) as its gradient.
+    template <class E, class Tu = detail::tu_tag>
+    void backward(const tensor<T, E>& gradient, bool retain_graph = false,
+                  call_site site = call_site::current()) const;
+    /// Calls `hook(grad)` each time backward() has added into this leaf's gradient
+    /// (PyTorch's register_post_accumulate_grad_hook).
+    void register_post_accumulate_grad_hook(std::function<void(tensor<T, devtensor::device>&)> hook) const;
 
 private:
     template <class, class>
     friend class tensor;
     template <Device E, class U, class F>
     friend tensor<U, E> tensor_cast(const tensor<U, F>&);
+    friend struct detail::autograd_access;
 
     template <class Other>
     void take(Other& other) noexcept {
@@ -589,18 +662,32 @@ private:
         strides_ = std::exchange(other.strides_, devtensor::strides{});
         dev_ = other.dev_;
         origin_ = std::exchange(other.origin_, detail::origin_slot{});
+        autograd_ = std::move(other.autograd_);
     }
 
-    /// A view of this storage, made by `made`.
-    tensor view_of(const devtensor::shape& s, const devtensor::strides& st, T* first,
-                   const devtensor::origin& made) const {
-        return tensor(storage_, first, s, st, dev_, made);
+    /// The one constructor the others end in: a view of `block`'s memory.
+    tensor(std::shared_ptr<detail::storage_block> block, T* data, const devtensor::shape& s,
+           const devtensor::strides& st, const D& dev, const devtensor::origin& made)
+        : storage_(std::move(block)), data_(data), shape_(s), strides_(st), dev_(dev), origin_(made) {
+        if (st.rank() != s.rank())
+            throw shape_error("devtensor::tensor: strides " + st.to_string() + " for shape " + s.to_string());
     }
-    tensor without_dim(std::size_t k, T* first, const devtensor::origin& made) const {
+
+    /// A view of this storage, made by `made`; `redo` makes the same view of another
+    /// tensor of this shape (autograd's backward of it), or is sums_back (expand).
+    template <class Redo>
+    tensor view_of(const devtensor::shape& s, const devtensor::strides& st, T* first, const devtensor::origin& made,
+                   Redo redo) const {
+        tensor result(storage_, first, s, st, dev_, made);
+        if (detail::recording(*this)) detail::record_view(*this, result, made.op, std::move(redo));
+        return result;
+    }
+    template <class Redo>
+    tensor without_dim(std::size_t k, T* first, const devtensor::origin& made, Redo redo) const {
         std::vector<std::int64_t> dims(shape_.begin(), shape_.end()), st(strides_.begin(), strides_.end());
         dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k));
         st.erase(st.begin() + static_cast<std::ptrdiff_t>(k));
-        return view_of(devtensor::shape(dims), devtensor::strides(st), first, made);
+        return view_of(devtensor::shape(dims), devtensor::strides(st), first, made, std::move(redo));
     }
     tensor expand_dims(std::span<const std::int64_t> dims, call_site site) const {
         switch (dims.size()) {  // through the braced-list form, which holds the rules
@@ -623,9 +710,13 @@ private:
     template <Device E>
     tensor<T, E> copy_to(const E& dev, const devtensor::origin& made, bool non_blocking = false) const {
         require_defined(made.op);
-        if (devtensor::device(dev) == devtensor::device(dev_))  // the very tensor, made where it was
-            return tensor<T, E>(storage_, data_, shape_, strides_, dev, origin());
+        if (devtensor::device(dev) == devtensor::device(dev_)) {  // the very tensor, made where it was
+            tensor<T, E> same(storage_, data_, shape_, strides_, dev, origin());
+            same.autograd_ = autograd_;
+            return same;
+        }
         tensor<T, E> result(shape_, dev, made);
+        if (detail::recording(*this)) detail::record_transfer(*this, result, made.op);
         const detail::transfer_request why{made.op, made.site, true, origin(), non_blocking};
         if (is_contiguous()) {
             detail::copy_bytes(result.data(), devtensor::device(dev), data(), devtensor::device(dev_),
@@ -664,12 +755,15 @@ private:
                               std::to_string(size) + " (shape " + shape_.to_string() + ")");
     }
 
-    std::shared_ptr<void> storage_;  ///< keeps the memory alive: a buffer, or a foreign owner
+    std::shared_ptr<detail::storage_block> storage_;  ///< keeps the memory alive: a buffer, or a foreign owner
     T* data_ = nullptr;              ///< the first element, inside storage_
     devtensor::shape shape_;
     devtensor::strides strides_;
     D dev_{};
     [[no_unique_address]] detail::origin_slot origin_;
+    /// Autograd's record (requires_grad, grad, the op that made it); null for a tensor
+    /// no gradient flows through, so recording costs one test of this pointer.
+    std::shared_ptr<detail::autograd_meta<T>> autograd_;
 };
 
 namespace detail {
@@ -695,8 +789,10 @@ void read_elements(const tensor<T, D>& t, T* dst, const transfer_request& why) {
 /// throws device_mismatch when the tensor lives on another kind of device.
 template <Device E, class T, class F>
 [[nodiscard]] tensor<T, E> tensor_cast(const tensor<T, F>& t) {
-    return tensor<T, E>(t.storage_, t.data_, t.shape_, t.strides_, device_cast<E>(devtensor::device(t.dev_)),
+    tensor<T, E> result(t.storage_, t.data_, t.shape_, t.strides_, device_cast<E>(devtensor::device(t.dev_)),
                         t.origin());
+    result.autograd_ = t.autograd_;
+    return result;
 }
 
 /// Uninitialised storage for `s` on `dev` (torch.empty).
@@ -734,3 +830,5 @@ template <class T, Device D = cpu_device>
 // The copies that contiguous(), clone(), reshape() and to<U>() run need the engine,
 // which needs the tensor: included last.
 #include <devtensor/ops/copy.hpp>
+#include <devtensor/autograd/graph.hpp>
+#include <devtensor/autograd/tensor_autograd.hpp>

@@ -45,6 +45,13 @@ struct convert_to {
 
 /// The copy of contiguous(), clone() and reshape(): a functor the CPU engine
 /// recognises (the blocked transpose) and that works on vectors as on scalars.
+/// The nullary functor of fill: `value` everywhere.
+template <class T>
+struct constant {
+    T value;
+    DEVTENSOR_HOST_DEVICE T operator()() const { return value; }
+};
+
 struct copy_element {
     static constexpr bool is_copy = true;
     static constexpr bool vectorizes = true;

@@ -13,6 +13,11 @@ namespace detail {
 /// and converted back, which C++20 defines as modular.
 struct plus {
     static constexpr bool vectorizes = true;
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T, T) const {
+        return g;
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

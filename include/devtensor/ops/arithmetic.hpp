@@ -16,6 +16,11 @@ using wrap_t = std::make_unsigned_t<decltype(T{} + T{})>;
 
 struct minus {
     static constexpr bool vectorizes = true;
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T, T) const {
+        return I == 0 ? g : -g;
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)));
@@ -26,6 +31,11 @@ struct minus {
 /// IEEE division (floating-point types only).
 struct divides {
     static constexpr bool vectorizes = true;
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T a, T b) const {  // PyTorch's: g / b, -g·a / (b·b)
+        return I == 0 ? static_cast<T>(g / b) : static_cast<T>(detail::mul(-g, a) / detail::mul(b, b));
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         return static_cast<T>(a / b);
@@ -50,6 +60,11 @@ struct smaller {
 
 struct negate {
     static constexpr bool vectorizes = true;
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T) const {
+        return -g;
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T x) const {
         if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(wrap_t<T>{0} - static_cast<wrap_t<T>>(x)));
@@ -59,6 +74,11 @@ struct negate {
 
 /// |x|: the sign bit cleared for floats (NaN stays NaN); integers wrap (|min| is min).
 struct absolute {
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T x) const {  // g·sign(x), 0 at 0 (as PyTorch)
+        return x > T{0} ? g : x < T{0} ? -g : T{0};
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T x) const {
         if constexpr (std::is_floating_point_v<T>) return math::abs(x);
@@ -71,6 +91,11 @@ struct absolute {
 template <class T>
 struct clamp_to {
     T lo, hi;
+    static constexpr bool differentiable = true;
+    template <int I>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T x) const {  // g inside [lo, hi], as PyTorch
+        return x >= lo && x <= hi ? g : T{0};
+    }
     DEVTENSOR_HOST_DEVICE T operator()(T x) const {
         const T y = x < lo ? lo : x;
         return y > hi ? hi : y;

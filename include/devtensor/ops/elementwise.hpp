@@ -5,6 +5,7 @@
 // (see ops/mul.hpp).
 #pragma once
 
+#include <devtensor/autograd/graph.hpp>
 #include <devtensor/backend/cpu/elementwise.hpp>
 #include <devtensor/detail/elementwise.hpp>
 #include <devtensor/detail/op_checks.hpp>
@@ -14,6 +15,8 @@
 #endif
 
 #include <array>
+#include <memory>
+#include <utility>
 #include <string>
 
 // The static checks of an op on two tensor operands: one device, one element type, kernels.
@@ -38,8 +41,8 @@ using common_device_of_t = typename common_device_of<D...>::type;
 
 /// How messages name the inputs of an op with `n` of them.
 inline const char* input_name(std::size_t k, std::size_t n) {
-    constexpr const char* names[] = {"a", "b", "c"};
-    return n == 1 ? "input" : names[k];
+    constexpr const char* names[] = {"a", "b", "c", "d", "e", "f"};  // a backward's: gradient, result, inputs
+    return n == 1 ? "input" : k < 6 ? names[k] : "operand";
 }
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
@@ -91,7 +94,51 @@ shape broadcast_all(const char* op, const std::array<operand, K>& operands, cons
     return s;
 }
 
-/// f(in...) broadcast, in a new tensor of element type TO made by `made`.
+template <class TO, class F, class... TI, class... DI>
+tensor<TO, common_device_of_t<DI...>> map_new(const origin& made, const F& f, const tensor<TI, DI>&... in);
+
+/// The functor of input I's gradient: g · ∂f/∂x_I, from g, the result y and the inputs.
+template <class F, int I>
+struct partial_of {
+    F f;
+    template <class T, class... X>
+    DEVTENSOR_HOST_DEVICE T operator()(T g, T y, X... x) const {
+        return f.template partial<I>(g, y, x...);
+    }
+};
+
+/// The backward of an elementwise op whose functor F is `differentiable`: input i's
+/// gradient is partial_of<F, i> elementwise, summed back to that input's shape.
+template <class T, class F, std::size_t N>
+struct map_node final : node<T> {
+    F f;
+    saved_tensor<T> out;
+    std::array<saved_tensor<T>, N> in;
+
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        std::array<grad_t<T>, N> x;
+        for (std::size_t i = 0; i < N; ++i) x[i] = in[i].get(this->op);
+        const grad_t<T>& y = out.get(this->op);
+        std::vector<grad_t<T>> grads(N);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            const auto one = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
+                if (!this->next[K]) return;
+                grads[K] = sum_to_size(map_new<T>({this->op, call_site{}}, partial_of<F, static_cast<int>(K)>{f}, g, y,
+                                                  x[I]...),
+                                       x[K].shape(), call_site{});
+            };
+            (one(std::integral_constant<std::size_t, I>{}), ...);
+        }(std::make_index_sequence<N>{});
+        return grads;
+    }
+    void release() override {
+        out.release();
+        for (auto& s : in) s.release();
+    }
+};
+
+/// f(in...) broadcast, in a new tensor of element type TO made by `made`; recorded
+/// for autograd when f is differentiable and an input wants a gradient.
 template <class TO, class F, class... TI, class... DI>
 tensor<TO, common_device_of_t<DI...>> map_new(const origin& made, const F& f, const tensor<TI, DI>&... in) {
     const auto operands = checked_inputs(made.op, in...);
@@ -99,6 +146,15 @@ tensor<TO, common_device_of_t<DI...>> map_new(const origin& made, const F& f, co
     tensor<TO, result_device> out(broadcast_all(made.op, operands, in...),
                                   device_cast<result_device>(operands[0].dev), made);
     map_checked(made.op, f, out, in...);
+    if constexpr (requires { F::differentiable; } && std::is_floating_point_v<TO> && (std::is_same_v<TI, TO> && ...)) {
+        if (recording(in...)) {
+            auto n = std::make_shared<map_node<TO, F, sizeof...(TI)>>();
+            n->f = f;
+            n->out = saved_tensor<TO>(out);
+            n->in = {saved_tensor<TO>(in)...};
+            record(out, std::move(n), made.op, in...);
+        }
+    }
     return out;
 }
 
@@ -125,6 +181,11 @@ void map_out(const char* op, const F& f, const tensor<TO, DO>& out, const tensor
                     "contiguous tensor (clone() it first)");
     std::size_t k = 0;
     (check_no_partial_overlap(op, out, input_name(k++, sizeof...(TI)), in), ...);
+    if (recording(in...))
+        throw autograd_error(std::string("devtensor::") + op +
+                             ": an in-place or out= op on a tensor that requires grad while autograd records "
+                             "(they are not recorded); use the op that returns a new tensor, or no_grad");
+    note_write(op, out);
     map_checked(op, f, out, in...);
 }
 

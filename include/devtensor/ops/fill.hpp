@@ -12,13 +12,6 @@ namespace devtensor {
 namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// The nullary functor of fill: `value` everywhere.
-template <class T>
-struct constant {
-    T value;
-    DEVTENSOR_HOST_DEVICE T operator()() const { return value; }
-};
-
 template <class T, class D>
 void fill_any(const char* op, const tensor<T, D>& t, T value) {
     check_defined(op, {{"the tensor", t.defined()}});

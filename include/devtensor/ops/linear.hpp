@@ -9,9 +9,41 @@
 #include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
 
+#include <memory>
 #include <vector>
 
 namespace devtensor {
+
+namespace detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// linear's backward, as PyTorch's: gx = g·W, gW = gᵀ·x over the flattened batch,
+/// gb = g summed to the bias's shape.
+template <class T>
+struct linear_node final : node<T> {
+    saved_tensor<T> x, weight;
+    shape bias_shape;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        const grad_t<T>& xv = x.get("linear");
+        const grad_t<T>& wv = weight.get("linear");
+        std::vector<grad_t<T>> grads(3);
+        if (this->next[0]) grads[0] = matmul(g, wv, call_site{});
+        if (this->next[1]) {
+            const std::int64_t out = wv.shape()[0], in = wv.shape()[1];
+            grads[1] = matmul(g.reshape({-1, out}, call_site{}).t(call_site{}), xv.reshape({-1, in}, call_site{}),
+                              call_site{});
+        }
+        if (this->next.size() > 2 && this->next[2]) grads[2] = sum_to_size(g, bias_shape, call_site{}).contiguous(call_site{});
+        return grads;
+    }
+    void release() override {
+        x.release();
+        weight.release();
+    }
+};
+
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace detail
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
@@ -31,6 +63,8 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT("linear", TX);
     DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX, DW, DB);
     detail::check_defined("linear", {{"the input", x.defined()}, {"the weight", weight.defined()}});
+    const bool record = detail::recording(x, weight) || detail::recording(bias);
+    const no_grad inner;  // the reshapes and the bias add below are the op's own business
     const detail::operand ox = detail::operand_of("the input", x), ow = detail::operand_of("the weight", weight),
                           ob = detail::operand_of("the bias", bias);
     detail::check_same_device("linear", ox, ow);
@@ -66,6 +100,17 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
                          {batch, out_features, in_features, dx.data(), in_features, 1, w.held.data(), w.col, w.row,
                           out.data(), out_features, row_bias ? db.data() : nullptr});
     if (bias.defined() && !row_bias) detail::map_out("linear", detail::plus{}, out, out, bias);
+    if (record) {
+        auto n = std::make_shared<detail::linear_node<TX>>();
+        n->x = detail::saved_tensor<TX>(x);
+        n->weight = detail::saved_tensor<TX>(weight);
+        if (bias.defined()) {
+            n->bias_shape = bias.shape();
+            detail::record(out, std::move(n), "linear", x, weight, bias);
+        } else {
+            detail::record(out, std::move(n), "linear", x, weight);
+        }
+    }
     return out;
 }
 

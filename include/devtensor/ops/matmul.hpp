@@ -10,6 +10,7 @@
 #include <devtensor/tensor.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
@@ -36,6 +37,35 @@ void gemm_any(const char* op, const D& dev, const gemm_params<T>& p) {
         });
 }
 
+/// matmul's backward, as torch.matmul's: ga = g·bᵀ, gb = aᵀ·g on the operands as
+/// matrices (a 1-D a a row, a 1-D b a column), summed back over broadcast batch dimensions.
+template <class T>
+struct matmul_node final : node<T> {
+    saved_tensor<T> a, b;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        const grad_t<T>& av = a.get("matmul");
+        const grad_t<T>& bv = b.get("matmul");
+        const grad_t<T> am = av.dim() == 1 ? av.unsqueeze(0, call_site{}) : av;
+        const grad_t<T> bm = bv.dim() == 1 ? bv.unsqueeze(1, call_site{}) : bv;
+        std::vector<std::int64_t> dims(g.shape().begin(), g.shape().end());
+        if (av.dim() == 1) dims.insert(dims.end() - (bv.dim() == 1 ? 0 : 1), 1);
+        if (bv.dim() == 1) dims.push_back(1);
+        const grad_t<T> gm = g.reshape(shape(dims), call_site{});
+        std::vector<grad_t<T>> grads(2);
+        if (this->next[0])
+            grads[0] = sum_to_size(matmul(gm, bm.transpose(-1, -2, call_site{}), call_site{}), am.shape(), call_site{})
+                           .reshape(av.shape(), call_site{});
+        if (this->next[1])
+            grads[1] = sum_to_size(matmul(am.transpose(-1, -2, call_site{}), gm, call_site{}), bm.shape(), call_site{})
+                           .reshape(bv.shape(), call_site{});
+        return grads;
+    }
+    void release() override {
+        a.release();
+        b.release();
+    }
+};
+
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
@@ -58,6 +88,8 @@ template <class TA, class DA, class TB, class DB>
     const detail::operand oa = detail::operand_of("a", a), ob = detail::operand_of("b", b);
     detail::check_same_device("matmul", oa, ob);
     const origin made{"matmul", site};
+    const bool record = detail::recording(a, b);
+    const no_grad inner;  // the views below are the op's own business
     // as matrices: a 1-D a is one row, a 1-D b one column
     const tensor<TA, DA> am = a.dim() == 1 ? a.unsqueeze(0) : a;
     const tensor<TB, DB> bm = b.dim() == 1 ? b.unsqueeze(1) : b;
@@ -103,6 +135,12 @@ template <class TA, class DA, class TB, class DB>
     }
     if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
     if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
+    if (record) {
+        auto n = std::make_shared<detail::matmul_node<TA>>();
+        n->a = detail::saved_tensor<TA>(a);
+        n->b = detail::saved_tensor<TA>(b);
+        detail::record(out, std::move(n), "matmul", a, b);
+    }
     return out;
 }
 

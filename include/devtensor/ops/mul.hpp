@@ -1,6 +1,7 @@
 // mul, *, *=, and the out-variant, with NumPy/PyTorch broadcasting.
 #pragma once
 
+#include <devtensor/detail/arith.hpp>
 #include <devtensor/ops/entry_points.hpp>
 
 #include <type_traits>
@@ -12,6 +13,11 @@ namespace detail {
 /// taken in the unsigned type, where overflow is defined).
 struct multiplies {
     static constexpr bool vectorizes = true;
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T a, T b) const {
+        return detail::mul(g, I == 0 ? b : a);
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         if constexpr (std::is_same_v<T, bool>) {

@@ -7,6 +7,11 @@ namespace devtensor {
 
 namespace detail {
 struct rectify {
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T y, T) const {  // PyTorch's threshold_backward: 0 where y <= 0
+        return y > T{0} ? g : T{0};
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T x) const {
         return x < T{0} ? T{0} : x;  // NaN < 0 is false: NaN stays

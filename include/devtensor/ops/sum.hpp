@@ -5,6 +5,7 @@
 #include <devtensor/ops/reduce.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -45,6 +46,49 @@ struct mean_op : sum_op {
 /// sum's element type: int64_t for bool and integers (as torch.sum), else T.
 template <class T>
 using sum_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+
+/// g / count (mean's backward divides, as PyTorch's).
+template <class T>
+struct divided_by {
+    T count;
+    DEVTENSOR_HOST_DEVICE T operator()(T g) const { return static_cast<T>(g / count); }
+};
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// The backward of sum and mean: the gradient repeated over the reduced dimensions
+/// (divided by their count for mean).
+template <class T>
+struct sum_node final : node<T> {
+    shape input_shape, kept_shape;  ///< kept_shape: the result with keepdim
+    device input_device;
+    bool is_mean = false;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        grad_t<T> result(input_shape, input_device, {this->op, call_site{}});
+        if (result.numel() == 0) return {result};
+        const grad_t<T> spread = g.view(kept_shape, call_site{});
+        if (is_mean) map_checked(this->op, divided_by<T>{static_cast<T>(input_shape.numel() / kept_shape.numel())},
+                                 result, spread);
+        else map_checked(this->op, copy_element{}, result, spread);
+        return {result};
+    }
+};
+
+template <class T, class D>
+tensor<T, D> reduced_recorded(tensor<T, D> out, const tensor<T, D>& in, const std::vector<std::int64_t>& dims,
+                              bool is_mean, const char* op) {
+    if (recording(in)) {
+        auto n = std::make_shared<sum_node<T>>();
+        n->input_shape = in.shape();
+        n->kept_shape = reduced_shape(in.shape(), reduced_dims(op, dims, in.shape().rank()), true);
+        n->input_device = device(in.device());
+        n->is_mean = is_mean;
+        record(out, std::move(n), op, in);
+    }
+    return out;
+}
+
+DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
@@ -56,7 +100,9 @@ template <class T, class D>
                                               bool keepdim = false, call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("sum", D);
     using A = detail::sum_t<T>;
-    return detail::reduce_new<A, A>({"sum", site}, detail::sum_op{}, t, dims, keepdim);
+    auto out = detail::reduce_new<A, A>({"sum", site}, detail::sum_op{}, t, dims, keepdim);
+    if constexpr (std::is_floating_point_v<T>) return detail::reduced_recorded(std::move(out), t, dims, false, "sum");
+    else return out;
 }
 
 /// The sum of all elements, a 0-dim tensor.
@@ -72,13 +118,31 @@ template <class T, class D>
     static_assert(std::is_floating_point_v<T>,
                   "devtensor::mean: needs a floating-point tensor (convert first: t.to<double>())");
     DEVTENSOR_STATIC_CHECK_KERNELS("mean", D);
-    return detail::reduce_new<T, T>({"mean", site}, detail::mean_op{}, t, dims, keepdim);
+    return detail::reduced_recorded(detail::reduce_new<T, T>({"mean", site}, detail::mean_op{}, t, dims, keepdim), t,
+                                    dims, true, "mean");
 }
 
 /// The mean of all elements, a 0-dim tensor.
 template <class T, class D>
 [[nodiscard]] tensor<T, D> mean(const tensor<T, D>& t, call_site site = call_site::current()) {
     return mean(t, {}, false, site);
+}
+
+/// t summed over the dimensions broadcasting stretched `s` into (Tensor.sum_to_size):
+/// the gradient of a broadcast operand. t itself when it has shape `s`.
+template <class T, class D>
+[[nodiscard]] tensor<T, D> sum_to_size(const tensor<T, D>& t, const shape& s, call_site site = call_site::current()) {
+    DEVTENSOR_STATIC_CHECK_KERNELS("sum_to_size", D);
+    if (t.shape() == s) return t;
+    if (!detail::broadcasts_to(s, t.shape()))
+        throw shape_error("devtensor::sum_to_size: size " + s.to_string() + " is not expandable to " +
+                          t.shape().to_string());
+    const std::size_t lead = t.shape().rank() - s.rank();
+    std::vector<std::int64_t> dims;
+    for (std::size_t d = 0; d < t.shape().rank(); ++d)
+        if (d < lead || (s[d - lead] == 1 && t.shape()[d] != 1)) dims.push_back(static_cast<std::int64_t>(d));
+    const tensor<T, D> summed = detail::reduce_new<T, T>({"sum_to_size", site}, detail::sum_op{}, t, dims, true);
+    return summed.view(s, site);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -13,8 +13,15 @@ namespace detail {
 // function object of an x86 ISA's vector registers (Functions: that ISA's,
 // backend/cpu/math_lanes.hpp), which the CPU engine runs on contiguous rows. A type,
 // not a function here: vector values never pass through code built for another ISA.
-#define DEVTENSOR_DETAIL_MATH_FUNCTOR(functor, fn)                                                 \
+// `derivative` is g·f'(x) from g, y = f(x) and x, as PyTorch's backward computes it.
+#define DEVTENSOR_DETAIL_MATH_FUNCTOR(functor, fn, derivative)                                     \
     struct functor {                                                                               \
+        static constexpr bool differentiable = true;                                               \
+        template <int I, class T>                                                                  \
+        DEVTENSOR_HOST_DEVICE T partial([[maybe_unused]] T g, [[maybe_unused]] T y,                \
+                                        [[maybe_unused]] T x) const {                              \
+            return derivative;                                                                     \
+        }                                                                                          \
         template <class T>                                                                         \
         DEVTENSOR_HOST_DEVICE T operator()(T x) const {                                            \
             return math::fn(x);                                                                    \
@@ -23,12 +30,17 @@ namespace detail {
         template <class Functions>                                                                 \
         using lane_form = typename Functions::fn;                                                  \
     };
-DEVTENSOR_DETAIL_MATH_FUNCTOR(exp_of, exp)
-DEVTENSOR_DETAIL_MATH_FUNCTOR(log_of, log)
-DEVTENSOR_DETAIL_MATH_FUNCTOR(sigmoid_of, sigmoid)
-DEVTENSOR_DETAIL_MATH_FUNCTOR(tanh_of, tanh)
+DEVTENSOR_DETAIL_MATH_FUNCTOR(exp_of, exp, detail::mul(g, y))
+DEVTENSOR_DETAIL_MATH_FUNCTOR(log_of, log, static_cast<T>(g / x))
+DEVTENSOR_DETAIL_MATH_FUNCTOR(sigmoid_of, sigmoid, detail::mul(detail::mul(g, detail::add(T{1}, -y)), y))
+DEVTENSOR_DETAIL_MATH_FUNCTOR(tanh_of, tanh, detail::mul(g, detail::add(T{1}, -detail::mul(y, y))))
 #undef DEVTENSOR_DETAIL_MATH_FUNCTOR
 struct sqrt_of {
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T y, T) const {
+        return static_cast<T>(g / detail::mul(T{2}, y));
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T x) const {
         return math::sqrt(x);

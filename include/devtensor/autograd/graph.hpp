@@ -1,0 +1,363 @@
+// Autograd (DESIGN §12): a tape on the tensors, as PyTorch keeps it. An op whose
+// input wants a gradient gives its result a node that knows the op's backward and
+// the nodes of its inputs; backward() walks that graph once, latest op first.
+// A tensor no gradient flows through carries no record, and an op on such
+// tensors pays one pointer test per input (recording()).
+//
+// Why a tape rather than per-module backward (dlib's way): users write free-tensor
+// code (losses, custom layers) and expect PyTorch's rules for it; one mechanism
+// serves both that and nn::sequential, and the backward of an op lives in the op's
+// own header next to its forward.
+//
+// Included by ops/elementwise.hpp before the engine. What runs kernels (the nodes,
+// the engine) is in the translation unit's namespace (config.hpp): nvcc files and
+// g++ files each get their own; it reaches the engine (map_checked, map_out) by
+// argument-dependent lookup, when a node is instantiated.
+#pragma once
+
+#include <devtensor/detail/convert.hpp>  // constant, copy_element
+#include <devtensor/error.hpp>
+#include <devtensor/tensor.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace devtensor {
+
+/// Misuse of autograd: backward() without a graph or twice through a freed one, an
+/// in-place change of a tensor backward still needs, an optimizer with no gradients.
+class autograd_error : public error {
+public:
+    using error::error;
+};
+
+namespace detail {
+inline thread_local bool grad_mode = true;  // per thread, as torch.no_grad
+}  // namespace detail
+
+/// While one lives, ops record nothing (torch.no_grad()): for evaluation and for
+/// updates of parameters.
+class no_grad {
+public:
+    no_grad() noexcept : previous_(std::exchange(detail::grad_mode, false)) {}
+    ~no_grad() { detail::grad_mode = previous_; }
+    no_grad(const no_grad&) = delete;
+    no_grad& operator=(const no_grad&) = delete;
+
+private:
+    bool previous_;
+};
+
+/// Whether ops record for autograd on this thread (false under no_grad).
+inline bool is_grad_enabled() noexcept { return detail::grad_mode; }
+
+namespace detail {
+
+/// Gradients flow as run-time-device tensors: one graph may hold several devices' ops.
+template <class T>
+using grad_t = tensor<T, device>;
+
+/// One recorded op's backward. `next[i]` is the node that receives the gradient of
+/// input i (null when that input wants none).
+template <class T>
+struct node {
+    virtual ~node() = default;
+    /// The gradients of the inputs (undefined where next[i] is null), given the
+    /// gradient of the result.
+    virtual std::vector<grad_t<T>> backward(const grad_t<T>& grad) = 0;
+    /// Drops what backward needed (saved tensors), once backward has run.
+    virtual void release() {}
+
+    const char* op = "";
+    std::uint64_t sequence = next_sequence();  ///< creation order: later ops run first
+    std::vector<std::shared_ptr<node>> next;
+    bool released = false;
+
+    static std::uint64_t next_sequence() {
+        static std::atomic<std::uint64_t> counter{0};
+        return counter.fetch_add(1, std::memory_order_relaxed);
+    }
+};
+
+/// What a tensor records for autograd; shared by the copies of its handle.
+template <class T>
+struct autograd_meta {
+    bool requires_grad = false;           ///< a leaf whose grad() is kept
+    grad_t<T> grad;                       ///< undefined until a backward reaches it
+    std::shared_ptr<node<T>> grad_fn;     ///< the op that made it (non-leaf)
+    std::weak_ptr<node<T>> accumulator;   ///< a leaf's: adds into grad
+    std::vector<std::function<void(grad_t<T>&)>> hooks;  ///< run once grad is updated
+};
+
+/// The tensor's private parts autograd reads and writes.
+struct autograd_access {
+    template <class T, class D>
+    static const std::shared_ptr<autograd_meta<T>>& meta(const tensor<T, D>& t) noexcept {
+        return t.autograd_;
+    }
+    template <class T, class D>
+    static std::shared_ptr<autograd_meta<T>>& meta(tensor<T, D>& t) noexcept {
+        return t.autograd_;
+    }
+    template <class T, class D>
+    static std::uint64_t& version(const tensor<T, D>& t) noexcept {
+        return t.storage_->version;
+    }
+};
+
+/// Whether a gradient flows through t.
+template <class T, class D>
+bool wants_grad(const tensor<T, D>& t) noexcept {
+    if constexpr (!std::is_floating_point_v<T>) {
+        return false;
+    } else {
+        const auto& m = autograd_access::meta(t);
+        return m && (m->requires_grad || m->grad_fn);
+    }
+}
+
+/// Whether an op on these inputs records: grad mode on and one input wants a gradient.
+template <class... T, class... D>
+bool recording(const tensor<T, D>&... in) noexcept {
+    return grad_mode && (wants_grad(in) || ...);
+}
+
+/// An in-place write to t's storage: bumps the version every view shares. A write into
+/// a leaf that wants a gradient, or into a tensor in a graph, is refused while
+/// recording (autograd does not record in-place ops; PyTorch refuses the first too).
+template <class T, class D>
+void note_write(const char* op, const tensor<T, D>& t) {
+    if (!t.defined()) return;
+    if (grad_mode && wants_grad(t))
+        throw autograd_error(std::string("devtensor::") + op +
+                             ": an in-place change of a tensor that requires grad (or was computed from "
+                             "one) while autograd records; do it under devtensor::no_grad, or use the "
+                             "out-of-place op");
+    ++autograd_access::version(t);
+}
+
+/// A tensor backward needs, with the version it had when the op ran.
+template <class T>
+class saved_tensor {
+public:
+    saved_tensor() = default;
+    template <class D>
+    explicit saved_tensor(const tensor<T, D>& t) : value_(t.detach()), version_(autograd_access::version(t)) {}
+
+    /// The tensor; autograd_error when an in-place op changed it since.
+    const grad_t<T>& get(const char* op) const {
+        if (!value_.defined())
+            throw autograd_error(std::string("devtensor::backward: trying to backward through the graph a "
+                                             "second time (through ") + op +
+                                 "); its saved tensors were freed by the first backward(); pass "
+                                 "retain_graph = true to the first call if you need two");
+        if (autograd_access::version(value_) != version_)
+            throw autograd_error(std::string("devtensor::backward: a tensor that ") + op +
+                                 " saved for backward was modified by an in-place operation (version " +
+                                 std::to_string(version_) + ", now " +
+                                 std::to_string(autograd_access::version(value_)) +
+                                 "); clone() it before changing it");
+        return value_;
+    }
+    void release() noexcept { value_ = grad_t<T>{}; }
+
+private:
+    grad_t<T> value_;
+    std::uint64_t version_ = 0;
+};
+
+/// out (freshly made) takes `n` as the op that made it.
+template <class T, class D>
+void set_history(tensor<T, D>& out, std::shared_ptr<node<T>> n) {
+    auto m = std::make_shared<autograd_meta<T>>();
+    m->grad_fn = std::move(n);
+    autograd_access::meta(out) = std::move(m);
+}
+
+/// a + b for gradients (floating point only).
+struct grad_sum {
+    template <class T>
+    DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
+        return a + b;
+    }
+};
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+
+/// A leaf's node: adds the gradient into grad(), then runs the leaf's hooks.
+template <class T>
+struct accumulate_grad final : node<T> {
+    std::weak_ptr<autograd_meta<T>> leaf;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        const auto m = leaf.lock();
+        if (!m) return {};  // the leaf is gone: nobody can read its gradient
+        if (!m->grad.defined()) {
+            m->grad = copy_as<T>(g, {"backward", call_site{}});  // its own storage, never the caller's
+        } else {
+            if (!(m->grad.shape() == g.shape()))
+                throw autograd_error("devtensor::backward: the gradient " + g.shape().to_string() +
+                                     " does not match the accumulated grad " + m->grad.shape().to_string());
+            map_out("backward", grad_sum{}, m->grad, m->grad, g);
+        }
+        for (auto& hook : m->hooks) hook(m->grad);
+        return {};
+    }
+};
+
+/// The node that receives t's gradient: its op's, or its leaf accumulator (made once
+/// and shared while the graph lives); null when t wants none.
+template <class T, class D>
+std::shared_ptr<node<T>> edge_of(const tensor<T, D>& t) {
+    if (!wants_grad(t)) return nullptr;
+    const auto& m = autograd_access::meta(t);
+    if (m->grad_fn) return m->grad_fn;
+    if (auto existing = m->accumulator.lock()) return existing;
+    auto made = std::make_shared<accumulate_grad<T>>();
+    made->op = "accumulate_grad";
+    made->leaf = m;
+    m->accumulator = made;
+    return made;
+}
+
+/// n (its op and inputs' edges set) recorded as what made `out`.
+template <class T, class D, class N, class... TI, class... DI>
+void record(tensor<T, D>& out, std::shared_ptr<N> n, const char* op, const tensor<TI, DI>&... in) {
+    n->op = op;
+    n->next = {edge_of(in)...};
+    set_history(out, std::shared_ptr<node<T>>(std::move(n)));
+}
+
+/// A new tensor of `s` on `dev` holding `value`, for backward.
+template <class T>
+grad_t<T> filled_grad(const shape& s, const device& dev, T value) {
+    grad_t<T> t(s, dev, {"backward", call_site{}});
+    if (t.numel() > 0) map_checked("backward", constant<T>{value}, t);
+    return t;
+}
+
+/// A view's backward: the same view of a zero tensor of the input's shape takes the
+/// gradient (so every view op, select and narrow included, shares one node).
+template <class T>
+struct view_node final : node<T> {
+    shape input_shape;
+    device input_device;
+    std::function<grad_t<T>(const grad_t<T>&)> redo;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        const grad_t<T> z = filled_grad(input_shape, input_device, T{0});
+        const grad_t<T> part = redo(z);
+        map_out("backward", copy_element{}, part, g);
+        return {z};
+    }
+};
+
+/// expand's backward: the gradient summed over the dimensions it repeated.
+template <class T>
+struct sum_back_node final : node<T> {
+    shape input_shape;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override { return {sum_to_size(g, input_shape)}; }
+};
+
+template <class T, class D, class Redo>
+void record_view(const tensor<T, D>& in, tensor<T, D>& out, const char* op, Redo redo) {
+    if constexpr (std::is_same_v<Redo, sums_back>) {
+        auto n = std::make_shared<sum_back_node<T>>();
+        n->input_shape = in.shape();
+        record(out, std::move(n), op, in);
+    } else {
+        auto n = std::make_shared<view_node<T>>();
+        n->input_shape = in.shape();
+        n->input_device = device(in.device());
+        n->redo = std::move(redo);
+        record(out, std::move(n), op, in);
+    }
+}
+
+/// A copy to another device: the gradient goes back to the input's device.
+template <class T>
+struct transfer_node final : node<T> {
+    device input_device;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        return {g.to(input_device, call_site{})};
+    }
+};
+
+template <class T, class D, class E>
+void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) {
+    auto n = std::make_shared<transfer_node<T>>();
+    n->input_device = device(in.device());
+    record(out, std::move(n), op, in);
+}
+
+/// Runs backward from `root` with gradient `g`: every node once, after all its
+/// consumers (latest-recorded first, a fixed order), gradients of an input summed in
+/// that order; leaves accumulate into grad(). Frees saved tensors unless `retain`.
+template <class T>
+void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain) {
+    const no_grad off;
+    std::unordered_map<node<T>*, int> waiting;  // consumers not yet run
+    std::vector<node<T>*> stack{root.get()};
+    waiting[root.get()] = 0;
+    while (!stack.empty()) {
+        node<T>* n = stack.back();
+        stack.pop_back();
+        for (const auto& next : n->next) {
+            if (!next) continue;
+            const auto [it, fresh] = waiting.try_emplace(next.get(), 0);
+            ++it->second;
+            if (fresh) stack.push_back(next.get());
+        }
+    }
+    const auto later_first = [](const node<T>* a, const node<T>* b) { return a->sequence < b->sequence; };
+    std::priority_queue<node<T>*, std::vector<node<T>*>, decltype(later_first)> ready(later_first);
+    std::unordered_map<node<T>*, grad_t<T>> pending;
+    pending[root.get()] = std::move(g);
+    ready.push(root.get());
+    while (!ready.empty()) {
+        node<T>* n = ready.top();
+        ready.pop();
+        grad_t<T> grad = std::move(pending[n]);
+        pending.erase(n);
+        if (n->released)
+            throw autograd_error(std::string("devtensor::backward: trying to backward through the graph a "
+                                             "second time (through ") + n->op +
+                                 "); its saved tensors were freed by the first backward(); pass "
+                                 "retain_graph = true to the first call if you need two");
+        std::vector<grad_t<T>> grads;
+        if (grad.defined()) grads = n->backward(grad);
+        if (!retain && !n->next.empty()) {
+            n->release();
+            n->released = true;
+        }
+        for (std::size_t i = 0; i < n->next.size(); ++i) {
+            node<T>* next = n->next[i].get();
+            if (!next) continue;
+            if (i < grads.size() && grads[i].defined()) {
+                grad_t<T>& sum = pending[next];
+                if (!sum.defined()) sum = std::move(grads[i]);
+                else {
+                    grad_t<T> total(sum.shape(), sum.device(), {"backward", call_site{}});
+                    map_checked("backward", grad_sum{}, total, sum, grads[i]);
+                    sum = std::move(total);
+                }
+            }
+            if (--waiting[next] == 0) ready.push(next);
+        }
+    }
+}
+
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace detail
+}  // namespace devtensor
+
+// sum_to_size, which the backward of a broadcast runs (found by argument lookup when
+// a node is instantiated): last, so that a TU that starts with the reductions works too.
+#include <devtensor/ops/sum.hpp>

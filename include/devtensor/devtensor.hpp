@@ -35,4 +35,8 @@
 #include <devtensor/ops/softmax.hpp>
 #include <devtensor/data/loader.hpp>
 #include <devtensor/nn/linear.hpp>
+#include <devtensor/nn/loss.hpp>
+#include <devtensor/nn/module.hpp>
 #include <devtensor/nn/sequential.hpp>
+#include <devtensor/optim/adam.hpp>
+#include <devtensor/optim/sgd.hpp>

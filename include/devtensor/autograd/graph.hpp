@@ -130,6 +130,14 @@ bool recording(const tensor<T, D>&... in) noexcept {
     return grad_mode && (wants_grad(in) || ...);
 }
 
+/// For the ops that have no backward yet: an error rather than a silently missing gradient.
+template <class... T, class... D>
+void refuse_gradient(const char* op, const tensor<T, D>&... in) {
+    if (recording(in...))
+        throw autograd_error(std::string("devtensor::") + op +
+                             ": has no gradient in devtensor; compute it under no_grad or on detach()ed inputs");
+}
+
 /// An in-place write to t's storage: bumps the version every view shares. A write into
 /// a leaf that wants a gradient, or into a tensor in a graph, is refused while
 /// recording (autograd does not record in-place ops; PyTorch refuses the first too).

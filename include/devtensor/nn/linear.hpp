@@ -3,6 +3,7 @@
 
 #include <devtensor/detail/arith.hpp>
 #include <devtensor/detail/op_checks.hpp>  // DEVTENSOR_STATIC_CHECK_FLOATING
+#include <devtensor/nn/module.hpp>
 #include <devtensor/ops/linear.hpp>
 #include <devtensor/ops/random.hpp>  // fill_uniform
 #include <devtensor/random.hpp>
@@ -38,10 +39,12 @@ public:
     std::int64_t in_features() const noexcept { return weight.shape()[1]; }
     std::int64_t out_features() const noexcept { return weight.shape()[0]; }
 
-    /// The layer on `dev`; a static device gives a new type. Parameters already there are shared.
+    /// The layer on `dev`; a static device gives a new type. Parameters already there
+    /// are shared; moved ones are new leaves that keep requires_grad and take their
+    /// gradients along.
     template <Device E>
     [[nodiscard]] linear<T, E> to(const E& dev, call_site site = call_site::current()) const {
-        return linear<T, E>(weight.to(dev, site), bias.defined() ? bias.to(dev, site) : tensor<T, E>{});
+        return linear<T, E>(detail::moved_parameter(weight, dev, site), detail::moved_parameter(bias, dev, site));
     }
 
     template <class X, class Tu = detail::tu_tag>
@@ -53,10 +56,17 @@ public:
         return forward<X, Tu>(x, site);
     }
 
-    /// weight, then bias when there is one (run-time handles sharing the storage).
+    /// weight, then bias when there is one (run-time handles sharing the storage and
+    /// the gradient).
     std::vector<tensor<T, device>> parameters() const {
         std::vector<tensor<T, device>> result{weight};
         if (bias.defined()) result.push_back(bias);
+        return result;
+    }
+    /// The same, named as PyTorch's state_dict names them.
+    std::vector<named_parameter<T>> named_parameters() const {
+        std::vector<named_parameter<T>> result{{"weight", weight}};
+        if (bias.defined()) result.emplace_back("bias", bias);
         return result;
     }
 
@@ -91,7 +101,10 @@ private:
             }
         };
         tensor<T, D> w = uniform({out_features, in_features});
-        return linear(w, with_bias ? uniform({out_features}) : tensor<T, D>{});
+        tensor<T, D> b = with_bias ? uniform({out_features}) : tensor<T, D>{};
+        w.requires_grad_();  // parameters, as torch.nn.Parameter
+        if (b.defined()) b.requires_grad_();
+        return linear(w, b);
     }
 };
 

@@ -4,15 +4,36 @@
 #include <devtensor/config.hpp>  // detail::tu_tag
 #include <devtensor/device.hpp>
 #include <devtensor/error.hpp>
+#include <devtensor/nn/module.hpp>
 #include <devtensor/origin.hpp>  // call_site
 
 #include <cstddef>
+#include <ranges>
+#include <vector>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+namespace devtensor::detail {
+template <class L>
+concept has_parameters = requires(const L& layer) {
+    { layer.parameters() } -> std::ranges::range;
+};
+/// The parameter list type of the first layer that has parameters (nn::no_parameters if none).
+template <class... L>
+struct parameter_list {
+    using type = nn::no_parameters;
+};
+template <class L0, class... L>
+struct parameter_list<L0, L...> {
+    using type = std::conditional_t<has_parameters<L0>, decltype(std::declval<const L0&>().parameters()),
+                                    typename parameter_list<L...>::type>;
+};
+}  // namespace devtensor::detail
+
 namespace devtensor::nn {
+
 
 /// Layers applied in order; get<I>(net) reaches layer I (net[0] in PyTorch),
 /// and `auto& [first, second] = net;` binds them.
@@ -28,9 +49,50 @@ public:
             if constexpr (requires { layer.to(dev, site); }) return layer.to(dev, site);
             else return layer.to(dev);
         };
-        return std::apply([&](const auto&... layer) { return sequential<decltype(moved(layer))...>(moved(layer)...); },
-                          layers_);
+        auto result = std::apply(
+            [&](const auto&... layer) { return sequential<decltype(moved(layer))...>(moved(layer)...); }, layers_);
+        result.training_ = training_;
+        return result;
     }
+
+    /// Every layer's parameters, in order (the layers' element type; no_parameters when
+    /// no layer has any): run-time handles sharing storage and gradient.
+    auto parameters() const {
+        typename detail::parameter_list<Layers...>::type result{};
+        if constexpr (!std::is_same_v<decltype(result), no_parameters>)
+            std::apply([&](const auto&... layer) { (append(result, layer), ...); }, layers_);
+        return result;
+    }
+
+    /// The parameters named as PyTorch's state_dict names them: "0.weight", "2.bias", ...
+    auto named_parameters() const {
+        using P = typename detail::parameter_list<Layers...>::type;
+        using T = typename std::ranges::range_value_t<P>::value_type;
+        std::vector<named_parameter<T>> result;
+        std::size_t index = 0;
+        std::apply(
+            [&](const auto&... layer) {
+                const auto add = [&](const auto& l) {
+                    if constexpr (requires { l.named_parameters(); })
+                        for (auto& [name, p] : l.named_parameters())
+                            result.emplace_back(std::to_string(index) + "." + name, p);
+                    ++index;
+                };
+                (add(layer), ...);
+            },
+            layers_);
+        return result;
+    }
+
+    /// Training mode (the default) or evaluation mode, for this net and every layer that
+    /// has one (torch's train() / eval()).
+    sequential& train(bool on = true) {
+        training_ = on;
+        std::apply([&](auto&... layer) { ((void)train_layer(layer, on), ...); }, layers_);
+        return *this;
+    }
+    sequential& eval() { return train(false); }
+    bool is_training() const noexcept { return training_; }
 
     /// The layers applied in order. A shape or device error names the layer it came from.
     template <class X, class Tu = detail::tu_tag>
@@ -48,6 +110,20 @@ public:
     const auto& get() const noexcept { return std::get<I>(layers_); }
 
 private:
+    template <class...>
+    friend class sequential;
+
+    template <class P, class L>
+    static void append(P& result, const L& layer) {
+        if constexpr (detail::has_parameters<L>)
+            for (const auto& p : layer.parameters()) result.push_back(p);
+    }
+    template <class L>
+    static bool train_layer(L& layer, bool on) {
+        if constexpr (requires { layer.train(on); }) layer.train(on);
+        return on;
+    }
+
     template <std::size_t I, class Tu, class X>
     auto call(const X& x, call_site site) const {
         if constexpr (I + 1 == sizeof...(Layers)) return run<I, Tu>(x, site);
@@ -70,6 +146,7 @@ private:
     }
 
     std::tuple<Layers...> layers_;
+    bool training_ = true;
 };
 
 /// Layer I of `net`.

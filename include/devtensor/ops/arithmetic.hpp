@@ -45,6 +45,12 @@ struct divides {
 /// The larger (smaller) of a and b; a NaN operand gives NaN (torch.maximum).
 struct larger {
     static constexpr bool vectorizes = true;  // selects only: lanes of 16-byte vectors alike
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T a, T b) const {  // to the larger; a tie splits it (PyTorch)
+        const T mine = I == 0 ? a : b, other = I == 0 ? b : a;
+        return mine > other ? g : mine == other ? static_cast<T>(g / T{2}) : T{0};
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         return (a != a || a > b) ? a : b;  // b NaN: a > b is false, b
@@ -52,6 +58,12 @@ struct larger {
 };
 struct smaller {
     static constexpr bool vectorizes = true;
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T, T a, T b) const {
+        const T mine = I == 0 ? a : b, other = I == 0 ? b : a;
+        return mine < other ? g : mine == other ? static_cast<T>(g / T{2}) : T{0};
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
         return (a != a || a < b) ? a : b;

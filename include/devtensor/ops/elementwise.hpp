@@ -154,6 +154,8 @@ tensor<TO, common_device_of_t<DI...>> map_new(const origin& made, const F& f, co
             n->in = {saved_tensor<TO>(in)...};
             record(out, std::move(n), made.op, in...);
         }
+    } else if constexpr (std::is_floating_point_v<TO>) {
+        refuse_gradient(made.op, in...);
     }
     return out;
 }

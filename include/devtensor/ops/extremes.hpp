@@ -80,6 +80,7 @@ template <class T, class D>
 [[nodiscard]] tensor<T, D> amax(const tensor<T, D>& t, const std::vector<std::int64_t>& dims = {}, bool keepdim = false,
                                 call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("amax", D);
+    detail::refuse_gradient("amax", t);
     return detail::reduce_new<T, T>({"amax", site}, detail::extreme_op<true>{}, t, dims, keepdim);
 }
 
@@ -88,6 +89,7 @@ template <class T, class D>
 [[nodiscard]] tensor<T, D> amin(const tensor<T, D>& t, const std::vector<std::int64_t>& dims = {}, bool keepdim = false,
                                 call_site site = call_site::current()) {
     DEVTENSOR_STATIC_CHECK_KERNELS("amin", D);
+    detail::refuse_gradient("amin", t);
     return detail::reduce_new<T, T>({"amin", site}, detail::extreme_op<false>{}, t, dims, keepdim);
 }
 

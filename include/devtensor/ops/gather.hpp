@@ -72,6 +72,7 @@ template <class T, class D, class DI>
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("gather", D, DI);
     DEVTENSOR_STATIC_CHECK_KERNELS("gather", D, DI);
     detail::checked_inputs("gather", input, index);
+    detail::refuse_gradient("gather", input);
     const std::size_t d = detail::wrap_dim("gather", dim, input.shape().rank());
     bool fits = index.shape().rank() == input.shape().rank();
     for (std::size_t e = 0; fits && e < index.shape().rank(); ++e) fits = e == d || index.shape()[e] <= input.shape()[e];
@@ -90,6 +91,7 @@ template <class T, class D, class DI>
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("index_select", D, DI);
     DEVTENSOR_STATIC_CHECK_KERNELS("index_select", D, DI);
     detail::checked_inputs("index_select", input, index);
+    detail::refuse_gradient("index_select", input);
     const std::size_t d = detail::wrap_dim("index_select", dim, input.shape().rank());
     if (index.dim() > 1)
         throw shape_error("devtensor::index_select: index must be 1-D (or 0-dim), not " + index.shape().to_string());

@@ -24,6 +24,7 @@ template <class T, class D>
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         const std::string name = "tensors[" + std::to_string(i) + "]";
         detail::check_defined("cat", {{name.c_str(), tensors[i].defined()}});
+        detail::refuse_gradient("cat", tensors[i]);
         detail::check_same_device("cat", detail::operand_of("tensors[0]", first), detail::operand_of(name.c_str(), tensors[i]));
     }
     if (first.dim() == 0) throw shape_error("devtensor::cat: zero-dimensional tensors cannot be joined (stack them)");

@@ -63,7 +63,7 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     DEVTENSOR_STATIC_CHECK_GEMM_ELEMENT("linear", TX);
     DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX, DW, DB);
     detail::check_defined("linear", {{"the input", x.defined()}, {"the weight", weight.defined()}});
-    const bool record = detail::recording(x, weight) || detail::recording(bias);
+    const bool records = detail::recording(x, weight) || detail::recording(bias);
     const no_grad inner;  // the reshapes and the bias add below are the op's own business
     const detail::operand ox = detail::operand_of("the input", x), ow = detail::operand_of("the weight", weight),
                           ob = detail::operand_of("the bias", bias);
@@ -100,7 +100,7 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
                          {batch, out_features, in_features, dx.data(), in_features, 1, w.held.data(), w.col, w.row,
                           out.data(), out_features, row_bias ? db.data() : nullptr});
     if (bias.defined() && !row_bias) detail::map_out("linear", detail::plus{}, out, out, bias);
-    if (record) {
+    if (records) {
         auto n = std::make_shared<detail::linear_node<TX>>();
         n->x = detail::saved_tensor<TX>(x);
         n->weight = detail::saved_tensor<TX>(weight);

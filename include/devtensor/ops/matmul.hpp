@@ -88,7 +88,7 @@ template <class TA, class DA, class TB, class DB>
     const detail::operand oa = detail::operand_of("a", a), ob = detail::operand_of("b", b);
     detail::check_same_device("matmul", oa, ob);
     const origin made{"matmul", site};
-    const bool record = detail::recording(a, b);
+    const bool records = detail::recording(a, b);
     const no_grad inner;  // the views below are the op's own business
     // as matrices: a 1-D a is one row, a 1-D b one column
     const tensor<TA, DA> am = a.dim() == 1 ? a.unsqueeze(0) : a;
@@ -135,7 +135,7 @@ template <class TA, class DA, class TB, class DB>
     }
     if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
     if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
-    if (record) {
+    if (records) {
         auto n = std::make_shared<detail::matmul_node<TA>>();
         n->a = detail::saved_tensor<TA>(a);
         n->b = detail::saved_tensor<TA>(b);

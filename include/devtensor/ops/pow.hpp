@@ -14,6 +14,14 @@ namespace devtensor {
 
 namespace detail {
 struct power {
+    static constexpr bool differentiable = true;
+    template <int I, class T>
+    DEVTENSOR_HOST_DEVICE T partial(T g, T y, T base, T exponent) const {  // PyTorch's pow_backward
+        if constexpr (I == 0)
+            return exponent == T{0} ? T{0} : detail::mul(detail::mul(g, exponent), math::pow(base, exponent - T{1}));
+        else
+            return base == T{0} && exponent >= T{0} ? T{0} : detail::mul(detail::mul(g, y), math::log(base));
+    }
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T base, T exponent) const {
         return math::pow(base, exponent);

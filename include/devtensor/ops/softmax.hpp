@@ -19,6 +19,38 @@ template <class T, class D>
 tensor<T, D> max_shifted(const tensor<T, D>& x, std::int64_t dim) {
     return x - amax(x, {dim}, true);
 }
+
+/// The backward of softmax (g·y summed out: y·(g - Σ g·y)) and of log_softmax
+/// (g - exp(y)·Σ g), along `dim`, from the saved result y, as PyTorch's.
+template <class T, bool Log>
+struct softmax_node final : node<T> {
+    saved_tensor<T> y;
+    std::int64_t dim = 0;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        const grad_t<T>& yv = y.get(this->op);
+        if constexpr (Log) return {g - exp(yv) * sum(g, {dim}, true)};
+        else return {yv * (g - sum(g * yv, {dim}, true))};
+    }
+    void release() override { y.release(); }
+};
+
+/// y = f(x) along dim, computed without recording, then recorded as softmax_node.
+template <bool Log, class T, class D, class F>
+tensor<T, D> softmax_recorded(const char* op, const tensor<T, D>& x, std::int64_t dim, F f) {
+    const bool records = recording(x);
+    tensor<T, D> y;
+    {
+        const no_grad inner;  // f works in place on its own temporaries
+        y = f();
+    }
+    if (records) {
+        auto n = std::make_shared<softmax_node<T, Log>>();
+        n->y = saved_tensor<T>(y);
+        n->dim = dim;
+        record(y, std::move(n), op, x);
+    }
+    return y;
+}
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
@@ -31,10 +63,12 @@ template <class T, class D>
     DEVTENSOR_STATIC_CHECK_KERNELS("softmax", D);
     detail::check_defined("softmax", {{"input", x.defined()}});
     if (x.numel() == 0) return empty_like(x);
-    auto e = detail::max_shifted(x, dim);  // then in place: no more tensors than needed
-    exp_(e);
-    div_(e, sum(e, {dim}, true));
-    return e;
+    return detail::softmax_recorded<false>("softmax", x, dim, [&] {
+        auto e = detail::max_shifted(x, dim);  // then in place: no more tensors than needed
+        exp_(e);
+        div_(e, sum(e, {dim}, true));
+        return e;
+    });
 }
 
 /// (x - max) - log(sum(exp(x - max))) along `dim` (torch.log_softmax); floating types.
@@ -44,11 +78,13 @@ template <class T, class D>
     DEVTENSOR_STATIC_CHECK_KERNELS("log_softmax", D);
     detail::check_defined("log_softmax", {{"input", x.defined()}});
     if (x.numel() == 0) return empty_like(x);
-    auto shifted = detail::max_shifted(x, dim);
-    auto log_sum = sum(exp(shifted), {dim}, true);
-    log_(log_sum);
-    sub_(shifted, log_sum);
-    return shifted;
+    return detail::softmax_recorded<true>("log_softmax", x, dim, [&] {
+        auto shifted = detail::max_shifted(x, dim);
+        auto log_sum = sum(exp(shifted), {dim}, true);
+        log_(log_sum);
+        sub_(shifted, log_sum);
+        return shifted;
+    });
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -2,6 +2,7 @@
 // w = [2, -3.4], b = 4.2, recovered by minibatch SGD on try_gpu().
 #include <devtensor/devtensor.hpp>
 
+#include <cmath>
 #include <cstdio>
 
 namespace dt = devtensor;
@@ -31,4 +32,6 @@ int main() {
     const auto w = net.weight.cpu(), b = net.bias.cpu();
     std::printf("w = [%.4f, %.4f] (true [2, -3.4]), b = %.4f (true 4.2) on %s\n", w(0, 0), w(0, 1), b(0),
                 dt::to_string(dev).c_str());
+    const bool recovered = std::abs(w(0, 0) - 2.0f) < 0.01f && std::abs(w(0, 1) + 3.4f) < 0.01f && std::abs(b(0) - 4.2f) < 0.01f;
+    return recovered ? 0 : 1;
 }

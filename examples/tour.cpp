@@ -106,7 +106,19 @@ int main() {
     const auto d = get<0>(net).weight.device();  // net[0].weight.data.device
     std::cout << repr(d) << "\n";
 
-    section("7. summary");
+    section("7. train it: a few SGD steps on try_gpu()");
+    const auto targets = dt::full<float>({2, 1}, 1.0f, dt::try_gpu());
+    auto opt = dt::optim::sgd(net, {.lr = 0.1});
+    for (int step = 1; step <= 5; ++step) {
+        auto loss = nn::mse_loss(net(X), targets);
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+        std::cout << "step " << step << ": loss " << loss.item() << "\n";
+    }
+    std::cout << "net[0].weight.grad on " << repr(get<0>(net).weight.grad().device()) << "\n";
+
+    section("8. summary");
     std::cout << "describe devices with dt::device, move with .to(), pick with try_gpu(): the same\n"
                  "program ran here " << (gpu ? "on the GPU" : "on the CPU") << ".\n";
 }

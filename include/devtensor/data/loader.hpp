@@ -137,6 +137,14 @@ inline std::vector<std::int64_t> random_order(std::int64_t rows, generator& gen)
 DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
+/// A random permutation of 0 ... n - 1 drawn from `gen` (torch.randperm), by the
+/// loader's shuffle: the same order on every machine for the same seed.
+inline tensor<std::int64_t, cpu_device> randperm(std::int64_t n, generator& gen) {
+    if (n < 0) throw error("devtensor::data::randperm: n must be >= 0, got " + std::to_string(n));
+    const std::vector<std::int64_t> order = detail::random_order(n, gen);
+    return from_values<std::int64_t>(order, {n});
+}
+
 /// Batches of a tensor_dataset, one epoch per begin(): a std::tuple of tensors,
 /// rows [i * batch_size, (i + 1) * batch_size) of each dataset tensor in this
 /// epoch's order, on the dataset tensors' devices.

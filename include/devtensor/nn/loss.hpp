@@ -154,7 +154,7 @@ template <class T, class D, class DT>
     const tensor<std::int64_t, D> column = tensor_cast<D>(target.view({n, 1}));
     tensor<T, D> picked;
     {
-        const no_grad inner;
+        const no_grad quiet;
         picked = neg(gather(log_probs.detach(), 1, column).view({n}), site);
     }
     if (devtensor::detail::recording(log_probs)) {

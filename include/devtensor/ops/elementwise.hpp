@@ -168,7 +168,7 @@ void map_out(const char* op, const F& f, const tensor<TO, DO>& out, const tensor
     const auto operands = checked_inputs(op, in...);
     check_defined(op, {{"out", out.defined()}});
     const operand oo = operand_of("out", out);
-    check_same_device(op, operands[0], oo);
+    if constexpr (sizeof...(TI) > 0) check_same_device(op, operands[0], oo);
     const shape s = broadcast_all(op, operands, in...);
     if (!(s == out.shape())) {
         std::string where;

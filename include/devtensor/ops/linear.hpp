@@ -64,7 +64,7 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     DEVTENSOR_STATIC_CHECK_KERNELS("linear", DX, DW, DB);
     detail::check_defined("linear", {{"the input", x.defined()}, {"the weight", weight.defined()}});
     const bool records = detail::recording(x, weight) || detail::recording(bias);
-    const no_grad inner;  // the reshapes and the bias add below are the op's own business
+    const no_grad quiet;  // the reshapes and the bias add below are the op's own business
     const detail::operand ox = detail::operand_of("the input", x), ow = detail::operand_of("the weight", weight),
                           ob = detail::operand_of("the bias", bias);
     detail::check_same_device("linear", ox, ow);
@@ -101,14 +101,14 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
                           out.data(), out_features, row_bias ? db.data() : nullptr});
     if (bias.defined() && !row_bias) detail::map_out("linear", detail::plus{}, out, out, bias);
     if (records) {
-        auto n = std::make_shared<detail::linear_node<TX>>();
-        n->x = detail::saved_tensor<TX>(x);
-        n->weight = detail::saved_tensor<TX>(weight);
+        auto node = std::make_shared<detail::linear_node<TX>>();
+        node->x = detail::saved_tensor<TX>(x);
+        node->weight = detail::saved_tensor<TX>(weight);
         if (bias.defined()) {
-            n->bias_shape = bias.shape();
-            detail::record(out, std::move(n), "linear", x, weight, bias);
+            node->bias_shape = bias.shape();
+            detail::record(out, std::move(node), "linear", x, weight, bias);
         } else {
-            detail::record(out, std::move(n), "linear", x, weight);
+            detail::record(out, std::move(node), "linear", x, weight);
         }
     }
     return out;

@@ -89,7 +89,7 @@ template <class TA, class DA, class TB, class DB>
     detail::check_same_device("matmul", oa, ob);
     const origin made{"matmul", site};
     const bool records = detail::recording(a, b);
-    const no_grad inner;  // the views below are the op's own business
+    const no_grad quiet;  // the views below are the op's own business
     // as matrices: a 1-D a is one row, a 1-D b one column
     const tensor<TA, DA> am = a.dim() == 1 ? a.unsqueeze(0) : a;
     const tensor<TB, DB> bm = b.dim() == 1 ? b.unsqueeze(1) : b;
@@ -136,10 +136,10 @@ template <class TA, class DA, class TB, class DB>
     if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
     if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
     if (records) {
-        auto n = std::make_shared<detail::matmul_node<TA>>();
-        n->a = detail::saved_tensor<TA>(a);
-        n->b = detail::saved_tensor<TA>(b);
-        detail::record(out, std::move(n), "matmul", a, b);
+        auto node = std::make_shared<detail::matmul_node<TA>>();
+        node->a = detail::saved_tensor<TA>(a);
+        node->b = detail::saved_tensor<TA>(b);
+        detail::record(out, std::move(node), "matmul", a, b);
     }
     return out;
 }

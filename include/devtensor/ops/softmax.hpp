@@ -40,7 +40,7 @@ tensor<T, D> softmax_recorded(const char* op, const tensor<T, D>& x, std::int64_
     const bool records = recording(x);
     tensor<T, D> y;
     {
-        const no_grad inner;  // f works in place on its own temporaries
+        const no_grad quiet;  // f works in place on its own temporaries
         y = f();
     }
     if (records) {

@@ -93,9 +93,9 @@ public:
         this->for_each_gradient(Decoupled ? "adamw" : "adam", [&](std::size_t i, const tensor<T, device>& p, const tensor<T, device>& g) {
             state& s = state_[i];
             if (!s.exp_avg.defined()) {  // lazily, on the parameter's device
-                s.exp_avg = zeros_on(p, name);
-                s.exp_avg_sq = zeros_on(p, name);
-                if (o.amsgrad) s.max_exp_avg_sq = zeros_on(p, name);
+                s.exp_avg = zeros_on(p);
+                s.exp_avg_sq = zeros_on(p);
+                if (o.amsgrad) s.max_exp_avg_sq = zeros_on(p);
             }
             ++s.step;
             const T wd = Decoupled ? T{0} : T(o.weight_decay);
@@ -122,10 +122,8 @@ private:
         std::int64_t step = 0;
         tensor<T, device> exp_avg, exp_avg_sq, max_exp_avg_sq;
     };
-    static tensor<T, device> zeros_on(const tensor<T, device>& p, const char* name) {
-        tensor<T, device> z(p.shape(), p.device(), {name, call_site{}});
-        devtensor::detail::map_out(name, devtensor::detail::constant<T>{T{0}}, z);
-        return z;
+    static tensor<T, device> zeros_on(const tensor<T, device>& p) {
+        return devtensor::detail::filled_grad(p.shape(), p.device(), T{0});
     }
 
     options_type options_;

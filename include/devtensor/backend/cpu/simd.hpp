@@ -4,6 +4,8 @@
 // best_isa() at run time and only then call code built for that ISA.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDA_ARCH__)
@@ -28,14 +30,25 @@ enum class isa { portable, avx2, avx512 };
 
 #if DEVTENSOR_HAS_X86_KERNELS
 
-/// Asked once: AVX-512F beats AVX2+FMA beats plain C++.
+/// The widest ISA the kernels may use from now on (limit_isa): all by default.
+inline std::atomic<isa>& isa_cap() noexcept {
+    static std::atomic<isa> cap{isa::avx512};
+    return cap;
+}
+
+/// Keeps every kernel to `limit` or narrower from now on (as oneDNN's
+/// ONEDNN_MAX_CPU_ISA): for tests that compare whole runs across ISA paths.
+inline void limit_isa(isa limit) noexcept { isa_cap().store(limit, std::memory_order_relaxed); }
+
+/// Asked once: AVX-512F beats AVX2+FMA beats plain C++; then capped by limit_isa.
 inline isa best_isa() noexcept {
     static const isa best = [] {
         if (__builtin_cpu_supports("avx512f")) return isa::avx512;
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return isa::avx2;
         return isa::portable;
     }();
-    return best;
+    const isa cap = isa_cap().load(std::memory_order_relaxed);
+    return cap < best ? cap : best;
 }
 
 /// 16-byte vectors of float or double with streaming stores, for the
@@ -128,6 +141,7 @@ struct vec<double, isa::avx512> {
 #else
 
 inline isa best_isa() noexcept { return isa::portable; }
+inline void limit_isa(isa) noexcept {}
 inline void stream_fence() {}
 template <class T>
 struct sse2;  // named by code that `if constexpr` discards here (nvcc's device pass)

@@ -1,0 +1,215 @@
+// Training (DESIGN §12, §15): a whole run gives the same bits at 1, 2 and 7 threads
+// and on every CPU ISA path; the backward and optimizer functors give the CPU's bits
+// in the CUDA kernels' bodies (run on the host); a step reserves nothing new after
+// the first; and each misuse is a clear error naming the op.
+#include "test_support.hpp"
+
+#include <devtensor/backend/cpu/simd.hpp>
+#include <devtensor/backend/cuda/elementwise_phases.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace cu = devtensor::backend_cuda;
+namespace simd = devtensor::backend_cpu::simd;
+
+/// The parameters' bits after `steps` steps of an MLP (64 → 48 → 10, ReLU) on
+/// fixed random data, cross_entropy, with optimizer `Opt` built from `options`.
+template <class Opt, class T, class O>
+std::vector<std::vector<T>> train_run(O options, int steps) {
+    dt::generator gen(7);
+    auto net = dt::nn::sequential(dt::nn::linear<T>(64, 48, true, gen), dt::nn::relu{},
+                                  dt::nn::linear<T>(48, 10, true, gen));
+    const auto X = dt::randn<T>({64, 64}, dt::cpu_device{}, gen);
+    const auto y = dt::randint<std::int64_t>(0, 10, {64}, dt::cpu_device{}, gen);
+    Opt opt(net, options);
+    for (int s = 0; s < steps; ++s) {
+        // two batches' worth of rows, so that both the GEMM (m = 40) and the GEMV (m = 12) paths run
+        const auto rows = X.narrow(0, s % 2 == 0 ? 0 : 40, s % 2 == 0 ? 40 : 12);
+        const auto labels = y.narrow(0, s % 2 == 0 ? 0 : 40, s % 2 == 0 ? 40 : 12);
+        auto loss = dt::nn::cross_entropy(net(rows), labels);
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+    }
+    std::vector<std::vector<T>> bits;
+    for (const auto& p : net.parameters()) bits.push_back(p.to_vector());
+    return bits;
+}
+
+template <class T>
+bool same_run(const std::vector<std::vector<T>>& a, const std::vector<std::vector<T>>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!same_bits(a[i], b[i])) return false;
+    return true;
+}
+
+/// Runs f at 1, 2 and 7 threads and on each ISA this CPU has: every result the same bits.
+template <class F>
+void check_everywhere(F f) {
+    const int threads_before = dt::get_num_threads();
+    simd::limit_isa(simd::isa::portable);
+    dt::set_num_threads(1);
+    const auto reference = f();
+    for (const simd::isa isa : {simd::isa::portable, simd::isa::avx2, simd::isa::avx512}) {
+        simd::limit_isa(isa);
+        for (const int threads : {1, 2, 7}) {
+            CAPTURE(static_cast<int>(simd::best_isa()));
+            CAPTURE(threads);
+            dt::set_num_threads(threads);
+            CHECK(same_run(f(), reference));
+        }
+    }
+    simd::limit_isa(simd::isa::avx512);
+    dt::set_num_threads(threads_before);
+}
+
+}  // namespace
+
+TEST_CASE("a training run gives the same bits at 1, 2 and 7 threads and on every ISA path") {
+    check_everywhere([] { return train_run<dt::optim::sgd<float>, float>(dt::optim::sgd_options{.lr = 0.1, .momentum = 0.9, .nesterov = true}, 6); });
+    check_everywhere([] { return train_run<dt::optim::adam<float>, float>(dt::optim::adam_options{.lr = 1e-2, .amsgrad = true}, 6); });
+    check_everywhere([] { return train_run<dt::optim::adamw<double>, double>(dt::optim::adamw_options{.lr = 1e-2}, 6); });
+}
+
+TEST_CASE("a training step learns: the digits-sized MLP's loss falls with each optimizer") {
+    const auto final_loss = [](auto make_opt) {
+        dt::generator gen(3);
+        auto net = dt::nn::sequential(dt::nn::linear<float>(8, 16, true, gen), dt::nn::tanh{},
+                                      dt::nn::linear<float>(16, 1, true, gen), dt::nn::sigmoid{});
+        const auto X = dt::randn<float>({32, 8}, dt::cpu_device{}, gen);
+        const auto y = dt::gt(dt::sum(X, {1}, true), 0.0f).template to<float>();
+        auto opt = make_opt(net);
+        float first = 0, last = 0;
+        for (int s = 0; s < 100; ++s) {
+            auto loss = dt::nn::mse_loss(net(X), y);
+            if (s == 0) first = loss.item();
+            last = loss.item();
+            opt.zero_grad();
+            loss.backward();
+            opt.step();
+        }
+        return last / first;
+    };
+    CHECK(final_loss([](auto& net) { return dt::optim::sgd(net, {.lr = 0.5}); }) < 0.5f);
+    CHECK(final_loss([](auto& net) { return dt::optim::sgd(net, {.lr = 0.2, .momentum = 0.9, .dampening = 0.1}); }) < 0.5f);
+    CHECK(final_loss([](auto& net) { return dt::optim::adam(net, {.lr = 1e-2}); }) < 0.5f);
+    CHECK(final_loss([](auto& net) { return dt::optim::adamw(net, {.lr = 1e-2}); }) < 0.5f);
+}
+
+TEST_CASE_TEMPLATE("the backward and optimizer functors give the cpu's bits in the CUDA kernels' bodies", T, float,
+                   double) {
+    dt::generator gen(11);
+    const std::int64_t n = 1000;
+    const auto a = dt::randn<T>({n}, dt::cpu_device{}, gen), b = dt::randn<T>({n}, dt::cpu_device{}, gen);
+    const auto c = dt::randn<T>({n}, dt::cpu_device{}, gen), d = dt::rand<T>({n}, dt::cpu_device{}, gen);
+    const auto check = [&](auto f, auto... in) {
+        dt::tensor<T, dt::cpu_device> want({n}, dt::cpu_device{});
+        dt::detail::map_checked("test", f, want, in...);
+        std::vector<T> out(static_cast<std::size_t>(n));
+        const std::int64_t threads = 3 * 32;
+        for (std::int64_t t = 0; t < threads; ++t) cu::map_linear_phase(f, out.data(), n, 0u, t, threads, in.data()...);
+        CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(T)) == 0);
+    };
+    namespace de = dt::detail;
+    // backward: g, y, then the inputs
+    check(de::partial_of<de::multiplies, 0>{}, a, b, c, d);
+    check(de::partial_of<de::divides, 1>{}, a, b, c, d);
+    check(de::partial_of<de::exp_of, 0>{}, a, b, c);
+    check(de::partial_of<de::log_of, 0>{}, a, b, d);
+    check(de::partial_of<de::tanh_of, 0>{}, a, b, c);
+    check(de::partial_of<de::sigmoid_of, 0>{}, a, d, c);
+    check(de::partial_of<de::rectify, 0>{}, a, b, c);
+    check(de::partial_of<de::power, 0>{}, a, b, d, c);
+    check(de::partial_of<de::squared_difference, 0>{}, a, b, c, d);
+    check(de::partial_of<de::bce_with_logits, 0>{}, a, b, c, d);
+    check(de::bce_with_logits{}, c, d);
+    // optimizers
+    namespace od = dt::optim::detail;
+    check(od::sgd_buffer<T>{T(0.9), T(0.9), T(1e-2)}, a, b, c);
+    check(od::sgd_update<T>{T(0.1), T(0.9), T(1e-2), true, true}, a, b, c);
+    check(od::adam_first_moment<T>{T(0.9), T(1e-2)}, a, b, c);
+    check(od::adam_second_moment<T>{T(0.999), T(1e-2)}, d, b, c);
+    check(od::adam_update<T>{T(1e-3), T(0.03), T(1e-8), T(0.999)}, a, b, d);
+}
+
+TEST_CASE("after the first step a training step reserves no new memory") {
+    dt::generator gen(1);
+    auto net = dt::nn::sequential(dt::nn::linear<float>(256, 1024, true, gen), dt::nn::relu{},
+                                  dt::nn::linear<float>(1024, 10, true, gen));
+    const auto X = dt::randn<float>({256, 256}, dt::cpu_device{}, gen);
+    const auto y = dt::randint<std::int64_t>(0, 10, {256}, dt::cpu_device{}, gen);
+    dt::optim::adam opt(net, {.lr = 1e-3});
+    std::vector<std::size_t> reserved;
+    for (int s = 0; s < 5; ++s) {
+        auto loss = dt::nn::cross_entropy(net(X), y);
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+        reserved.push_back(dt::memory_reserved(dt::cpu_device{}));
+    }
+    for (std::size_t s = 2; s < reserved.size(); ++s) CHECK(reserved[s] == reserved[1]);
+}
+
+TEST_CASE("training misuse is a clear error naming the op") {
+    auto net = dt::nn::sequential(dt::nn::linear<float>(3, 2));
+    const auto x = dt::randn<float>({4, 3});
+    const auto message = [](auto&& f) {
+        try {
+            f();
+        } catch (const dt::error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(test::contains(message([&] { (void)dt::nn::mse_loss(net(x), dt::zeros<float>({4})); }), "mse_loss"));
+    CHECK_THROWS_AS((void)dt::nn::mse_loss(net(x), dt::zeros<float>({4})), dt::shape_error);
+    const auto labels = dt::from_values<std::int64_t>({0, 1, 2, 1}, {4});
+    CHECK(test::contains(message([&] { (void)dt::nn::cross_entropy(net(x), labels); }), "class index"));
+    CHECK_THROWS_AS((void)dt::nn::cross_entropy(net(x), labels), dt::index_error);
+    CHECK_THROWS_AS((void)dt::nn::cross_entropy(net(x), dt::from_values<std::int64_t>({0, 1, -1, 1}, {4})), dt::index_error);
+    CHECK(test::contains(message([&] { (void)dt::nn::nll_loss(net(x), dt::zeros<std::int64_t>({3})); }), "nll_loss"));
+
+    dt::optim::sgd opt(net, {.lr = 0.1});
+    CHECK(test::contains(message([&] { opt.step(); }), "no parameter has a gradient"));
+    CHECK(test::contains(message([&] { dt::optim::sgd(net, {.lr = 0.1, .nesterov = true}); }), "Nesterov"));
+    const auto detached = std::vector<dt::tensor<float>>{dt::zeros<float>({2})};
+    CHECK(test::contains(message([&] { dt::optim::sgd<float>(detached, {}); }), "not a leaf that requires grad"));
+
+    // the net moved after the optimizer was made: the optimizer's parameters get no gradient
+    auto moved = net.to(dt::cpu_device{});  // on the CPU: the same parameters, so this one works
+    auto loss = dt::nn::mse_loss(moved(x), dt::zeros<float>({4, 2}));
+    loss.backward();
+    CHECK_NOTHROW(opt.step());
+    dt::nn::zero_grad(net);
+    CHECK_FALSE(dt::nn::get<0>(net).weight.grad().defined());
+}
+
+TEST_CASE("modules: parameters, state_dict names, train and eval, moves keep the gradient") {
+    auto net = dt::nn::sequential(dt::nn::linear<double>(3, 4), dt::nn::relu{}, dt::nn::linear<double>(4, 2, false));
+    const auto params = net.parameters();
+    CHECK(params.size() == 3);
+    std::vector<std::string> names;
+    for (const auto& [name, p] : net.named_parameters()) names.push_back(name);
+    CHECK(names == std::vector<std::string>{"0.weight", "0.bias", "2.weight"});
+    for (const auto& p : params) {
+        CHECK(p.requires_grad());
+        CHECK(p.is_leaf());
+    }
+    CHECK(net.is_training());
+    net.eval();
+    CHECK_FALSE(net.is_training());
+    net.train();
+    CHECK(net.is_training());
+    static_assert(dt::nn::Module<decltype(net)>);
+    static_assert(dt::nn::Module<dt::nn::relu>);
+
+    dt::sum(net(dt::ones<double>({2, 3}))).backward();
+    const auto same = net.to(dt::device("cpu"));  // the same device: the very parameters
+    CHECK(dt::nn::get<0>(same).weight.is_same(dt::nn::get<0>(net).weight));
+    CHECK(dt::nn::get<0>(same).weight.grad().defined());
+}

@@ -157,6 +157,40 @@ std::size_t memory_and_devices() {
     return sink;
 }
 
+/// Autograd, losses, optimizers and the loader, on floating type T and device D.
+template <class T, class D>
+std::size_t training_ops(const D& dev) {
+    dt::generator gen(1);
+    auto net = dt::nn::sequential(dt::nn::linear<T>(4, 8, true, gen), dt::nn::tanh{}, dt::nn::linear<T>(8, 3, true, gen),
+                                  dt::nn::sigmoid{})
+                   .to(dev);
+    const auto X = dt::randn<T>({6, 4}, dev, gen);
+    const auto labels = dt::zeros<std::int64_t>({6}, dev);
+    dt::optim::sgd sgd(net, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4, .nesterov = true});
+    dt::optim::adam adam(net, {.amsgrad = true});
+    dt::optim::adamw adamw(net);
+    std::size_t sink = 0;
+    for (auto [x, y] : dt::data::loader(dt::data::tensor_dataset(X, labels), {.batch_size = 4, .shuffle = true}, gen)) {
+        auto loss = dt::nn::cross_entropy(net(x), y) + dt::nn::mse_loss(net(x), dt::zeros_like(net(x))) +
+                    dt::nn::binary_cross_entropy_with_logits(net(x), dt::ones_like(net(x)), dt::nn::reduction::sum) +
+                    dt::mean(dt::pow(dt::softmax(net(x), 1), T(2)));
+        sgd.zero_grad();
+        loss.backward();
+        sgd.step();
+        adam.step();
+        adamw.step();
+        sink += static_cast<std::size_t>(loss.numel());
+    }
+    dt::nn::zero_grad(net);
+    auto w = dt::nn::get<0>(net).weight;
+    w.register_post_accumulate_grad_hook([&](dt::tensor<T>& g) { sink += static_cast<std::size_t>(g.numel()); });
+    {
+        const dt::no_grad off;
+        sink += w.detach().requires_grad() ? 0u : 1u;
+    }
+    return sink + net.parameters().size() + net.named_parameters().size();
+}
+
 /// Every element type, on the static CPU device and on the run-time device.
 template <class T>
 std::size_t all_for() {
@@ -176,5 +210,6 @@ int main() {
     sink += gemm_ops<std::int32_t>(dt::cpu_device{}) + gemm_ops<std::int64_t>(dt::cpu_device{});
     sink += gemm_ops<std::int32_t>(dt::device{}) + gemm_ops<std::int64_t>(dt::device{});
     sink += nn_ops() + memory_and_devices();
+    sink += training_ops<float>(dt::cpu_device{}) + training_ops<double>(dt::device{});
     return sink == 0 ? 1 : 0;
 }

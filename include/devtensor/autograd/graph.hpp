@@ -275,7 +275,9 @@ struct sum_back_node final : node<T> {
 
 template <class T, class D, class Redo>
 void record_view(const tensor<T, D>& in, tensor<T, D>& out, const char* op, Redo redo) {
-    if constexpr (std::is_same_v<Redo, sums_back>) {
+    if constexpr (!std::is_floating_point_v<T>) {
+        return;  // nothing records for integers (the caller's recording() is false)
+    } else if constexpr (std::is_same_v<Redo, sums_back>) {
         auto n = std::make_shared<sum_back_node<T>>();
         n->input_shape = in.shape();
         record(out, std::move(n), op, in);
@@ -299,6 +301,7 @@ struct transfer_node final : node<T> {
 
 template <class T, class D, class E>
 void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) {
+    if constexpr (!std::is_floating_point_v<T>) return;
     auto n = std::make_shared<transfer_node<T>>();
     n->input_device = device(in.device());
     record(out, std::move(n), op, in);

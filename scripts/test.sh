@@ -47,8 +47,19 @@ step() {  # step NAME COMMAND...: runs it, records the outcome
   fi
 }
 
+# A venv with the Python safetensors package, for the interop test (tests/safetensors_check.py):
+# prints the cmake flag that turns the test on, nothing where PyPI cannot be reached.
+safetensors_flag() {
+  local venv="$build/safetensors-venv"
+  { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } >/dev/null 2>&1 &&
+    { "$venv/bin/python" -c "import safetensors, numpy" 2>/dev/null ||
+      "$venv/bin/pip" install --quiet --timeout 30 safetensors numpy >/dev/null 2>&1; } &&
+    echo "-DDEVTENSOR_SAFETENSORS_PYTHON=$venv/bin/python" ||
+    echo "safetensors could not be installed: the safetensors interop test is not run" >&2
+}
+
 main_build() {
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $(cuda_flag) >/dev/null &&
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $(cuda_flag) $(safetensors_flag) >/dev/null &&
     cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; return 1; }
   ctest --test-dir "$build" -j "$jobs" --output-on-failure -V >"$build/ctest.log" 2>&1
   local status=$?

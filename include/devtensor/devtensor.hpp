@@ -38,5 +38,6 @@
 #include <devtensor/nn/loss.hpp>
 #include <devtensor/nn/module.hpp>
 #include <devtensor/nn/sequential.hpp>
+#include <devtensor/nn/serialize.hpp>
 #include <devtensor/optim/adam.hpp>
 #include <devtensor/optim/sgd.hpp>

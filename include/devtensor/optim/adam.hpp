@@ -35,23 +35,23 @@ struct adamw_options {
 };
 
 namespace detail {
-/// m = β1·m + (1 - β1)·g'
+/// m = β1·m + (1 - β1)·g' (1 - β1 rounded from double, as PyTorch's scalar)
 template <class T>
 struct adam_first_moment {
-    T beta1, weight_decay;
+    T beta1, one_minus_beta1, weight_decay;
     DEVTENSOR_HOST_DEVICE T operator()(T m, T g, T p) const {
         return devtensor::detail::add(devtensor::detail::mul(beta1, m),
-                                      devtensor::detail::mul(T{1} - beta1, decayed(g, p, weight_decay)));
+                                      devtensor::detail::mul(one_minus_beta1, decayed(g, p, weight_decay)));
     }
 };
 /// v = β2·v + (1 - β2)·g'²
 template <class T>
 struct adam_second_moment {
-    T beta2, weight_decay;
+    T beta2, one_minus_beta2, weight_decay;
     DEVTENSOR_HOST_DEVICE T operator()(T v, T g, T p) const {
         const T d = decayed(g, p, weight_decay);
         return devtensor::detail::add(devtensor::detail::mul(beta2, v),
-                                      devtensor::detail::mul(devtensor::detail::mul(T{1} - beta2, d), d));
+                                      devtensor::detail::mul(devtensor::detail::mul(one_minus_beta2, d), d));
     }
 };
 template <class T>
@@ -99,8 +99,8 @@ public:
             }
             ++s.step;
             const T wd = Decoupled ? T{0} : T(o.weight_decay);
-            devtensor::detail::map_out(name, detail::adam_first_moment<T>{T(o.beta1), wd}, s.exp_avg, s.exp_avg, g, p);
-            devtensor::detail::map_out(name, detail::adam_second_moment<T>{T(o.beta2), wd}, s.exp_avg_sq, s.exp_avg_sq,
+            devtensor::detail::map_out(name, detail::adam_first_moment<T>{T(o.beta1), T(1 - o.beta1), wd}, s.exp_avg, s.exp_avg, g, p);
+            devtensor::detail::map_out(name, detail::adam_second_moment<T>{T(o.beta2), T(1 - o.beta2), wd}, s.exp_avg_sq, s.exp_avg_sq,
                                        g, p);
             if (o.amsgrad)
                 devtensor::detail::map_out(name, detail::larger_of<T>{}, s.max_exp_avg_sq, s.max_exp_avg_sq, s.exp_avg_sq);
@@ -116,6 +116,10 @@ public:
     const options_type& options() const noexcept { return options_; }
     /// Steps taken by parameter i.
     std::int64_t steps(std::size_t i) const { return state_.at(i).step; }
+    /// Parameter i's state: step, exp_avg, exp_avg_sq, max_exp_avg_sq (the tensors undefined
+    /// before its first step); read by optim::save, restored by optim::load.
+    auto& state_of(std::size_t i) { return state_.at(i); }
+    const auto& state_of(std::size_t i) const { return state_.at(i); }
 
 private:
     struct state {

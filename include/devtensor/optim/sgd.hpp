@@ -96,6 +96,8 @@ public:
     const sgd_options& options() const noexcept { return options_; }
     /// The momentum buffer of parameter i (undefined before its first step).
     const tensor<T, device>& momentum_buffer(std::size_t i) const { return buffers_.at(i); }
+    /// The same, writable: optim::load restores it.
+    tensor<T, device>& momentum_buffer(std::size_t i) { return buffers_.at(i); }
 
 private:
     sgd_options options_;

@@ -191,6 +191,16 @@ inline shape broadcast_shapes(const shape& a, const shape& b, std::string_view o
 }
 
 namespace detail {
+/// Dimension `d` of a rank-`rank` tensor, counted from the end when negative
+/// (PyTorch's wording when it is out of range).
+inline std::size_t wrap_dim(const char* op, std::int64_t d, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(std::max<std::size_t>(rank, 1));
+    if (d < -r || d >= r)
+        throw index_error(std::string("devtensor::") + op + ": dimension out of range (expected to be in range of [" +
+                          std::to_string(-r) + ", " + std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
+    return static_cast<std::size_t>(d < 0 ? d + r : d);
+}
+
 /// Whether `from` broadcasts to `to` exactly (expand's rule: trailing dimensions
 /// aligned, each equal or 1, no more dimensions than `to`).
 inline bool broadcasts_to(const shape& from, const shape& to) {

@@ -2,6 +2,7 @@
 // like torch::Tensor or a Kokkos::View. Copying the handle copies no data.
 #pragma once
 
+#include <devtensor/autograd/hooks.hpp>
 #include <devtensor/buffer.hpp>
 #include <devtensor/detail/copy.hpp>
 #include <devtensor/device.hpp>
@@ -43,18 +44,6 @@ struct held_storage final : storage_block {
     explicit held_storage(A&&... args) : owner(std::forward<A>(args)...) {}
     Owner owner;
 };
-template <class T>
-struct autograd_meta;  // autograd/graph.hpp
-struct autograd_access;
-struct sums_back {};  // a view whose backward sums (expand), for record_view
-template <class... T, class... D>
-bool recording(const tensor<T, D>&... in) noexcept;
-DEVTENSOR_BEGIN_TU_NAMESPACE
-template <class T, class D, class Redo>
-void record_view(const tensor<T, D>& in, tensor<T, D>& out, const char* op, Redo redo);
-template <class T, class D, class E>
-void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op);
-DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 
 template <class T>
@@ -72,16 +61,6 @@ DEVTENSOR_END_TU_NAMESPACE
 
 template <class T, class D>
 void read_elements(const tensor<T, D>& t, T* dst, const transfer_request& why);
-
-/// Dimension `d` of a rank-`rank` tensor, counted from the end when negative
-/// (PyTorch's wording when it is out of range).
-inline std::size_t wrap_dim(const char* op, std::int64_t d, std::size_t rank) {
-    const auto r = static_cast<std::int64_t>(std::max<std::size_t>(rank, 1));
-    if (d < -r || d >= r)
-        throw index_error(std::string("devtensor::") + op + ": dimension out of range (expected to be in range of [" +
-                          std::to_string(-r) + ", " + std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
-    return static_cast<std::size_t>(d < 0 ? d + r : d);
-}
 
 /// Strides that view elements laid out by (from, from_strides) as shape `to`, when
 /// they exist (PyTorch's computeStride): dimensions merge or split only within runs

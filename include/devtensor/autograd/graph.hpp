@@ -15,9 +15,14 @@
 // argument-dependent lookup, when a node is instantiated.
 #pragma once
 
+#include <devtensor/autograd/hooks.hpp>
+#include <devtensor/config.hpp>
 #include <devtensor/detail/convert.hpp>  // constant, copy_element
+#include <devtensor/detail/op_checks.hpp>  // declares tensor
+#include <devtensor/device.hpp>
 #include <devtensor/error.hpp>
-#include <devtensor/tensor.hpp>
+#include <devtensor/origin.hpp>
+#include <devtensor/shape.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -369,6 +374,8 @@ DEVTENSOR_END_TU_NAMESPACE
 }  // namespace detail
 }  // namespace devtensor
 
-// sum_to_size, which the backward of a broadcast runs (found by argument lookup when
-// a node is instantiated): last, so that a TU that starts with the reductions works too.
+// The tensor (whose autograd members use the above) and sum_to_size, which the
+// backward of a broadcast runs (found by argument lookup when a node is
+// instantiated): last, so that a translation unit may start with any of them.
+#include <devtensor/tensor.hpp>
 #include <devtensor/ops/sum.hpp>

@@ -8,7 +8,6 @@
 #include <devtensor/backend/cpu/reduce.hpp>
 #include <devtensor/detail/op_checks.hpp>
 #include <devtensor/detail/reduce.hpp>
-#include <devtensor/tensor.hpp>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
 #endif
@@ -72,6 +71,20 @@ inline std::optional<reduce_plan> plan_in_place(const shape& s, const strides& s
         return reduce_plan{1, size[1], size[0], 0, step[1], step[0]};
     return reduce_plan{size[0], size[1], size[2], step[0], step[1], step[2]};
 }
+
+DEVTENSOR_BEGIN_TU_NAMESPACE
+template <class TO, class A, class R, class T, class D>
+tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in, const std::vector<std::int64_t>& dims,
+                         bool keepdim);
+DEVTENSOR_END_TU_NAMESPACE
+
+}  // namespace devtensor::detail
+
+// The tensor after the declarations above: its autograd (included at its end) runs
+// sum_to_size (ops/sum.hpp), which needs them, also when this header comes first.
+#include <devtensor/tensor.hpp>
+
+namespace devtensor::detail {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 

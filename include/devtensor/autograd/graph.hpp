@@ -157,6 +157,14 @@ void note_write(const char* op, const tensor<T, D>& t) {
     ++autograd_access::version(t);
 }
 
+/// backward() through a node whose saved tensors the first backward() freed.
+inline autograd_error freed_graph(const char* op) {
+    return autograd_error(std::string("devtensor::backward: trying to backward through the graph a second time "
+                                      "(through ") + op +
+                          "); its saved tensors were freed by the first backward(); pass retain_graph = true "
+                          "to the first call if you need two");
+}
+
 /// A tensor backward needs, with the version it had when the op ran.
 template <class T>
 class saved_tensor {
@@ -168,10 +176,7 @@ public:
     /// The tensor; autograd_error when an in-place op changed it since.
     const grad_t<T>& get(const char* op) const {
         if (!value_.defined())
-            throw autograd_error(std::string("devtensor::backward: trying to backward through the graph a "
-                                             "second time (through ") + op +
-                                 "); its saved tensors were freed by the first backward(); pass "
-                                 "retain_graph = true to the first call if you need two");
+            throw freed_graph(op);
         if (autograd_access::version(value_) != version_)
             throw autograd_error(std::string("devtensor::backward: a tensor that ") + op +
                                  " saved for backward was modified by an in-place operation (version " +
@@ -306,10 +311,11 @@ struct transfer_node final : node<T> {
 
 template <class T, class D, class E>
 void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) {
-    if constexpr (!std::is_floating_point_v<T>) return;
-    auto n = std::make_shared<transfer_node<T>>();
-    n->input_device = device(in.device());
-    record(out, std::move(n), op, in);
+    if constexpr (std::is_floating_point_v<T>) {  // nothing records for integers
+        auto n = std::make_shared<transfer_node<T>>();
+        n->input_device = device(in.device());
+        record(out, std::move(n), op, in);
+    }
 }
 
 /// Runs backward from `root` with gradient `g`: every node once, after all its
@@ -342,10 +348,7 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
         grad_t<T> grad = std::move(pending[n]);
         pending.erase(n);
         if (n->released)
-            throw autograd_error(std::string("devtensor::backward: trying to backward through the graph a "
-                                             "second time (through ") + n->op +
-                                 "); its saved tensors were freed by the first backward(); pass "
-                                 "retain_graph = true to the first call if you need two");
+            throw freed_graph(n->op);
         std::vector<grad_t<T>> grads;
         if (grad.defined()) grads = n->backward(grad);
         if (!retain && !n->next.empty()) {

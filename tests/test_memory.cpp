@@ -108,7 +108,42 @@ TEST_CASE("a failing host allocation returns the cache before it gives up") {
     CHECK(dt::detail::host_pool::instance().cached() == 0);
 }
 
-TEST_CASE("cuda statistics on an absent device are device_unavailable, all five alike") {
+TEST_CASE("host small blocks: classes waste at most 25%, a freed block serves its class again") {
+    using pool = dt::detail::host_pool;
+    auto& host = pool::instance();
+    for (std::size_t bytes = 1; bytes < pool::pooled_from; bytes = bytes * 5 / 4 + 1) {
+        CAPTURE(bytes);
+        const std::size_t size = pool::size_class(bytes);
+        CHECK(size >= bytes);
+        CHECK(size % pool::small_alignment == 0);
+        CHECK(size - bytes < std::max(pool::small_alignment, bytes / 4 + 1));
+        CHECK(pool::size_class(size) == size);
+        void* p = host.allocate(bytes);
+        REQUIRE(p != nullptr);
+        CHECK(reinterpret_cast<std::uintptr_t>(p) % pool::small_alignment == 0);
+        host.deallocate(p, bytes);
+        const std::uint64_t before = host.system_allocations();
+        void* again = host.allocate(size);  // its class: the cached block, no new malloc
+        CHECK(again == p);
+        CHECK(host.system_allocations() == before);
+        host.deallocate(again, size);
+    }
+    dt::empty_cache(dt::cpu_device{});
+    CHECK(host.cached() == 0);
+}
+
+TEST_CASE("memory_system_allocations counts what the cache could not serve") {
+    const dt::cpu_device cpu;
+    { const auto warm = dt::empty<float>({1000}); }
+    const std::uint64_t before = dt::memory_system_allocations(cpu);
+    for (int i = 0; i < 100; ++i) (void)dt::empty<float>({1000});  // the cached block each time
+    CHECK(dt::memory_system_allocations(cpu) == before);
+    dt::empty_cache(cpu);
+    (void)dt::empty<float>({1000});
+    CHECK(dt::memory_system_allocations(cpu) == before + 1);
+}
+
+TEST_CASE("cuda statistics on an absent device are device_unavailable, all alike") {
     for (const int index : {0, 1}) {  // cuda:0 too, on a machine without a GPU
         const dt::device absent(dt::device_kind::cuda, dt::cuda_device_count() + index);
         CAPTURE(index);
@@ -117,6 +152,7 @@ TEST_CASE("cuda statistics on an absent device are device_unavailable, all five 
         CHECK_ERROR(dt::device_unavailable, dt::reset_peak_memory_stats(absent), "reset_peak_memory_stats");
         CHECK_ERROR(dt::device_unavailable, dt::memory_reserved(absent), "memory_reserved");
         CHECK_ERROR(dt::device_unavailable, dt::empty_cache(absent), "empty_cache");
+        CHECK_ERROR(dt::device_unavailable, dt::memory_system_allocations(absent), "memory_system_allocations");
     }
     const dt::device absent(dt::device_kind::cuda, dt::cuda_device_count() + 1);
     CHECK_THROWS_AS((void)dt::memory_reserved(absent), dt::device_unavailable);

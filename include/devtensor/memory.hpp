@@ -1,6 +1,6 @@
 // One allocator per device kind, with PyTorch's memory statistics:
 // memory_allocated, max_memory_allocated, reset_peak_memory_stats,
-// memory_reserved, empty_cache. CUDA memory comes from devtensor's own stream-ordered pool,
+// memory_reserved, empty_cache, and memory_system_allocations. CUDA memory comes from devtensor's own stream-ordered pool,
 // host memory from the caching host pool (detail/host_pool.hpp).
 #pragma once
 
@@ -32,10 +32,13 @@ namespace devtensor {
 
 namespace detail {
 
-/// Live bytes and their high-water mark for one device.
+/// Live bytes and their high-water mark for one device; for CUDA, also the pool's
+/// growths (the host pool counts its own system allocations).
 struct memory_counters {
     std::atomic<std::size_t> allocated{0};
     std::atomic<std::size_t> peak{0};
+    std::atomic<std::uint64_t> system_allocations{0};
+    std::atomic<std::size_t> last_reserved{0};  // the pool's reservation when last seen
 
     void add(std::size_t bytes) noexcept {
         const std::size_t now = allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
@@ -143,6 +146,7 @@ inline std::size_t cuda_reserved(int ordinal) {
 inline void cuda_trim(int ordinal) {
     cudart::synchronize(ordinal);
     DEVTENSOR_CUDA_CHECK(cudaMemPoolTrimTo(cuda_pool(ordinal), 0));
+    counters(cuda_device{ordinal}).last_reserved.store(cuda_reserved(ordinal));
 }
 
 inline void* cuda_allocate(const device& d, std::size_t bytes, const origin& made) {
@@ -162,6 +166,9 @@ inline void* cuda_allocate(const device& d, std::size_t bytes, const origin& mad
         throw_out_of_memory(d, allocating(bytes, made), free_bytes(d), cuda_reserved(ordinal));
     }
     DEVTENSOR_CUDA_CHECK(status);
+    // The pool grew (took memory from the driver) when its reservation went up.
+    auto& c = counters(d);
+    if (const std::size_t now = cuda_reserved(ordinal); now > c.last_reserved.exchange(now)) ++c.system_allocations;
     return p;
 }
 #endif
@@ -338,7 +345,7 @@ inline void deallocate_bytes(const device& dev, void* p, std::size_t bytes) noex
 #endif
 }
 
-// The five statistics follow one rule: a device that does not exist on this
+// The statistics follow one rule: a device that does not exist on this
 // machine is device_unavailable, as every other use of it is.
 
 /// Bytes held by live tensors on `dev`.
@@ -374,6 +381,17 @@ std::size_t memory_reserved(const D& dev) {
 #else
     return 0;
 #endif
+}
+
+/// How many times the device's allocator took memory from the system since the
+/// program started: the host pool's mallocs, the CUDA pool's growths. Constant
+/// over a loop whose every allocation the cache serves (a training step after the first).
+template <Device D>
+std::uint64_t memory_system_allocations(const D& dev) {
+    const device d(dev);
+    if (d.is_cpu()) return detail::host_pool::instance().system_allocations();
+    require_available(d, "memory_system_allocations");
+    return detail::counters(d).system_allocations.load();
 }
 
 /// Returns the allocator's cached, unused memory to the system.

@@ -1,13 +1,14 @@
-// The caching host allocator: large blocks are kept when freed and handed out
-// again, so a loop that allocates, fills and drops a big tensor stops paying
-// for page faults (a fresh 256 MiB costs ~200 ms of first touches; a reused
-// one costs nothing). Small blocks go straight to operator new, whose own free
-// lists already serve them well. Like the CUDA stream-ordered pool: freed
-// blocks are cached, empty_cache() returns them, and an allocation that fails
-// returns the cache to the system and retries once.
+// The caching host allocator: freed blocks are kept and handed out again, so a
+// loop that allocates, fills and drops a big tensor stops paying for page
+// faults (a fresh 256 MiB costs ~200 ms of first touches; a reused one costs
+// nothing), and a training step's many small tensors cost a free-list pop
+// instead of an aligned malloc (DESIGN §12: after the first step nothing new is
+// taken from the system). Like the CUDA stream-ordered pool: freed blocks are
+// cached, empty_cache() returns them, and an allocation that fails returns the
+// cache to the system and retries once.
 #pragma once
 
-#include <atomic>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #if defined(__linux__)
 #  include <sys/mman.h>  // madvise(MADV_HUGEPAGE)
@@ -26,7 +28,7 @@ namespace devtensor::detail {
 
 class host_pool {
 public:
-    /// Requests from this size on are pooled; smaller ones go to operator new.
+    /// Requests from this size on are large blocks (whole pages); smaller ones share small classes.
     static constexpr std::size_t pooled_from = std::size_t{1} << 20;
     /// Pooled blocks are whole 2 MiB pages, so the kernel can back them with huge pages.
     static constexpr std::size_t granule = std::size_t{2} << 20;
@@ -41,47 +43,62 @@ public:
 
     /// `bytes` (> 0) of host memory, 64-byte aligned; nullptr when the system has none.
     void* allocate(std::size_t bytes) noexcept {
-        if (bytes < pooled_from) return allocate_small(bytes);
         if (bytes > SIZE_MAX / 2) return nullptr;
         const std::size_t size = size_class(bytes);
         std::lock_guard lock(mutex_);
-        if (const auto it = free_.find(size); it != free_.end()) {
+        if (bytes < pooled_from) {
+            if (auto& list = small_free_[small_index(size)]; !list.empty()) {
+                void* p = list.back();
+                list.pop_back();
+                cached_ -= size;
+                return p;
+            }
+        } else if (const auto it = free_.find(size); it != free_.end()) {
             void* p = it->second;
             free_.erase(it);
             cached_ -= size;
             return p;
         }
-        void* p = allocate_large(size);
+        void* p = allocate_system(size);
         if (p == nullptr && cached_ > 0) {  // give the cache back, then try once more
             release_cached_locked();
-            p = allocate_large(size);
+            p = allocate_system(size);
         }
-        if (p != nullptr) reserved_ += size;
+        if (p != nullptr) {
+            reserved_ += size;
+            ++system_allocations_;
+        }
         return p;
     }
 
     /// Returns a block from allocate(bytes), with the same `bytes`; large blocks are cached.
     void deallocate(void* p, std::size_t bytes) noexcept {
-        if (bytes < pooled_from) {
-            ::operator delete(p, std::align_val_t{small_alignment});
-            reserved_small_ -= bytes;
-            return;
-        }
         const std::size_t size = size_class(bytes);
         std::lock_guard lock(mutex_);
         try {
-            free_.emplace(size, p);
+            if (bytes < pooled_from) {
+                if (cached_ + size > cache_limit()) return release_block(p, size);
+                small_free_[small_index(size)].push_back(p);
+            } else {
+                free_.emplace(size, p);
+            }
             cached_ += size;
         } catch (...) {  // no memory for the bookkeeping: hand the block back instead
             release_block(p, size);
         }
-        while (cached_ > cache_limit()) release_cached_block(std::prev(free_.end()));
+        while (cached_ > cache_limit() && !free_.empty()) release_cached_block(std::prev(free_.end()));
     }
 
-    /// Bytes taken from the system: live blocks (pooled ones rounded to their class) and the cache.
+    /// Bytes taken from the system: live blocks (rounded to their class) and the cache.
     std::size_t reserved() const noexcept {
         std::lock_guard lock(mutex_);
-        return reserved_ + reserved_small_;
+        return reserved_;
+    }
+
+    /// Blocks taken from the system since the start (each a malloc the cache did not spare).
+    std::uint64_t system_allocations() const noexcept {
+        std::lock_guard lock(mutex_);
+        return system_allocations_;
     }
 
     /// Bytes cached for reuse, held by no tensor.
@@ -96,13 +113,17 @@ public:
         release_cached_locked();
     }
 
-    /// The size a pooled request is rounded to: whole 2 MiB pages up to 64 MiB,
-    /// then eighths of the power of two below (at most 12.5% more than asked).
-    /// A freed block is reused only for requests of its own class, so a large
-    /// block is never spent on a much smaller request.
+    /// The size a request is rounded to. Small: 64-byte lines up to 256 bytes, then
+    /// quarters of the power of two below (at most 25% more than asked). Large:
+    /// whole 2 MiB pages up to 64 MiB, then eighths of the power of two below (at
+    /// most 12.5% more). A freed block is reused only for requests of its own
+    /// class, so a large block is never spent on a much smaller request.
     static std::size_t size_class(std::size_t bytes) noexcept {
         constexpr std::size_t fine_up_to = std::size_t{64} << 20;
-        const std::size_t step = bytes <= fine_up_to ? granule : std::bit_floor(bytes) / 8;
+        const std::size_t step = bytes <= 4 * small_alignment ? small_alignment
+                                 : bytes < pooled_from        ? std::bit_floor(bytes - 1) / 4
+                                 : bytes <= fine_up_to        ? granule
+                                                              : std::bit_floor(bytes) / 8;
         return (bytes + step - 1) / step * step;
     }
 
@@ -122,13 +143,17 @@ private:
         return limit;
     }
 
-    void* allocate_small(std::size_t bytes) noexcept {
-        void* p = ::operator new(bytes, std::align_val_t{small_alignment}, std::nothrow);
-        if (p != nullptr) reserved_small_ += bytes;
-        return p;
+    /// The free list of a small class: 4 line-sized classes, then 4 per power of two.
+    static std::size_t small_index(std::size_t size) noexcept {
+        if (size <= 4 * small_alignment) return size / small_alignment - 1;
+        const std::size_t low = std::bit_floor(size - 1), quarter = low / 4;  // size in (low, 2 low]
+        return 4 + 4 * static_cast<std::size_t>(std::countr_zero(low / (4 * small_alignment))) +
+               (size - low) / quarter - 1;
     }
+    static constexpr std::size_t small_classes = 4 + 4 * 12;  // (256 B, 1 MiB): 12 powers of two
 
-    static void* allocate_large(std::size_t size) noexcept {
+    static void* allocate_system(std::size_t size) noexcept {
+        if (size < granule) return std::aligned_alloc(small_alignment, size);  // a small class
         void* p = std::aligned_alloc(granule, size);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         if (p != nullptr) (void)madvise(p, size, MADV_HUGEPAGE);  // ~4x faster first touch
@@ -149,12 +174,29 @@ private:
 
     void release_cached_locked() noexcept {
         while (!free_.empty()) release_cached_block(free_.begin());
+        for (std::size_t i = 0; i < small_classes; ++i) {
+            for (void* p : small_free_[i]) {
+                const std::size_t size = small_size(i);
+                cached_ -= size;
+                release_block(p, size);
+            }
+            small_free_[i] = {};
+        }
     }
 
+    /// The size of small class i (small_index's inverse).
+    static std::size_t small_size(std::size_t i) noexcept {
+        if (i < 4) return (i + 1) * small_alignment;
+        const std::size_t low = (4 * small_alignment) << ((i - 4) / 4);
+        return low + ((i - 4) % 4 + 1) * (low / 4);
+    }
+
+    // All guarded by mutex_.
     mutable std::mutex mutex_;
-    std::multimap<std::size_t, void*> free_;  // cached blocks by size class
-    std::size_t cached_ = 0, reserved_ = 0;   // pooled bytes, guarded by mutex_
-    std::atomic<std::size_t> reserved_small_{0};
+    std::multimap<std::size_t, void*> free_;                  // cached large blocks by size class
+    std::array<std::vector<void*>, small_classes> small_free_;  // cached small blocks, per class
+    std::size_t cached_ = 0, reserved_ = 0;
+    std::uint64_t system_allocations_ = 0;
 };
 
 }  // namespace devtensor::detail

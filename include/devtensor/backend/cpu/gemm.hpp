@@ -127,6 +127,21 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
     }
 }
 
+/// Multiply-adds up to which a product in the GEMM order skips packing: a tiny
+/// layer's whole product costs less than packing its panels would.
+inline constexpr std::int64_t gemm_direct_max_work = 512;
+
+/// C = A·B + bias in the GEMM order without packing, element by element: the
+/// elements' chains are independent, so the core overlaps them.
+template <class T>
+void gemm_direct(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matrix_view<T> b, T* c,
+                 std::int64_t ldc, const T* bias) {
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+            c[i * ldc + j] = detail::plus_bias(
+                detail::gemm_order_dot(k, a.data + i * a.row, a.col, b.data + j * b.col, b.row), bias, j);
+}
+
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null)
 /// with the kernels of `isa`, which this CPU must run: the dispatch below, and
 /// the tests, which call every ISA this CPU has. The result is the same for all.
@@ -134,6 +149,9 @@ template <class T>
 void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
              matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
     if (m == 0 || n == 0) return;
+#ifdef TRACE_GEMM
+    std::fprintf(stderr, "gemm %ld %ld %ld a(%ld,%ld) b(%ld,%ld)\n", (long)m, (long)n, (long)k, (long)a.row, (long)a.col, (long)b.row, (long)b.col);
+#endif
     if (k == 0) {  // the empty sum (+0), then the bias
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = detail::plus_bias(T{}, bias, j);
@@ -142,6 +160,7 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
     // Integer products are exact in any order: they keep the packed path.
     if constexpr (std::is_floating_point_v<T>)
         if (detail::uses_gemv_order(m, n, k)) return gemm_dot(isa, m, n, k, a, b, c, ldc, bias);
+    if (n * k <= gemm_direct_max_work / m) return gemm_direct(m, n, k, a, b, c, ldc, bias);
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         switch (isa) {

@@ -28,10 +28,18 @@ enum class op {
     log,       ///< y = log(x), x in [0.01, 10)
     tanh,      ///< y = tanh(x), x in [-10, 10) (as exp and sigmoid)
     sigmoid,
+    // One training step each: forward, loss, zero_grad, backward, SGD's step, on a fresh graph.
+    train_linear,   ///< linear(k -> n) on batch m, mse_loss against [m, n] targets
+    train_mlp_ce,   ///< linear(k -> hidden), ReLU, linear(hidden -> n) on batch m, cross_entropy over n classes
+    train_mlp_mse,  ///< the same MLP, mse_loss against [m, n] targets
 };
 
 /// The elementwise math rows.
 inline bool is_math(op kind) { return kind == op::exp || kind == op::log || kind == op::tanh || kind == op::sigmoid; }
+
+/// The training rows' SGD learning rate: small, so that the weights drift slowly over
+/// thousands of steps and no value turns inf, NaN or denormal (which would distort the timing).
+inline constexpr double train_lr = 1e-4;
 
 /// Where a math row's inputs lie: [lo, lo + width).
 inline float math_input_low(op kind) { return kind == op::log ? 0.01f : -10.f; }
@@ -46,6 +54,7 @@ struct problem {
     std::int64_t m;
     std::int64_t n = 0;
     std::int64_t k = 0;
+    std::int64_t hidden = 0;  ///< the MLP training rows' hidden width
 };
 
 /// Threads every implementation is given: DEVTENSOR_BENCH_THREADS, default 1.

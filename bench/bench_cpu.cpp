@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <immintrin.h>  // _mm_stream_ps: the transpose row's copy ceiling
@@ -57,6 +58,39 @@ constexpr std::int64_t Ki = 1024, Mi = Ki * Ki;
 template <class Tensor>
 void drop(const Tensor& t) {
     Catch::Benchmark::keep_memory(t.data());
+}
+
+/// One training step (op::train_*): forward, loss, zero_grad, backward, SGD's step, as
+/// examples/train_digits.cpp writes it; each call records and frees a fresh graph. The
+/// parameters drift from call to call, slowly (train_lr).
+template <class Net, class Target>
+workload devtensor_training(Net net, const dt::tensor<float, dt::cpu_device>& x, const Target& target) {
+    auto model = std::make_shared<Net>(std::move(net));
+    auto opt = std::make_shared<dt::optim::sgd<float>>(*model, dt::optim::sgd_options{.lr = train_lr});
+    return [=] {
+        const auto out = (*model)(x);
+        auto loss = [&] {
+            if constexpr (std::is_same_v<Target, dt::tensor<std::int64_t, dt::cpu_device>>)
+                return dt::nn::cross_entropy(out, target);
+            else
+                return dt::nn::mse_loss(out, target);
+        }();
+        opt->zero_grad();
+        loss.backward();
+        opt->step();
+    };
+}
+
+workload devtensor_training(const problem& p) {
+    using layer = dt::nn::linear<float, dt::cpu_device>;
+    dt::generator gen(1);
+    const auto x = dt::randn<float>({p.m, p.k}, dt::cpu_device{}, gen);
+    if (p.kind == op::train_linear)
+        return devtensor_training(layer(p.k, p.n, true, gen), x, dt::randn<float>({p.m, p.n}, dt::cpu_device{}, gen));
+    auto mlp = dt::nn::sequential(layer(p.k, p.hidden, true, gen), dt::nn::relu{}, layer(p.hidden, p.n, true, gen));
+    if (p.kind == op::train_mlp_ce)
+        return devtensor_training(std::move(mlp), x, dt::randint<std::int64_t>(0, p.n, {p.m}, dt::cpu_device{}, gen));
+    return devtensor_training(std::move(mlp), x, dt::randn<float>({p.m, p.n}, dt::cpu_device{}, gen));
 }
 
 workload devtensor_workload(const problem& p) {
@@ -97,6 +131,9 @@ workload devtensor_workload(const problem& p) {
         default: return [=]() mutable { dt::sigmoid(x, y); };
         }
     }
+    case op::train_linear:
+    case op::train_mlp_ce:
+    case op::train_mlp_mse: return devtensor_training(p);
     default: return {};
     }
 }
@@ -167,11 +204,15 @@ const char* op_name(op kind) {
     case op::log: return "log";
     case op::tanh: return "tanh";
     case op::sigmoid: return "sigmoid";
+    case op::train_linear: return "train_linear";
+    case op::train_mlp_ce: return "train_mlp_ce";
+    case op::train_mlp_mse: return "train_mlp_mse";
     }
     return "?";
 }
 
-/// 16M, 8K, ... for element counts; 1024 for a square matmul; b4:1024->1024 for linear.
+/// 16M, 8K, ... for element counts; 1024 for a square matmul; b4:1024->1024 for linear
+/// and its training step; b64:64->128->10 for an MLP's.
 std::string size_label(const problem& p) {
     const auto count = [](std::int64_t n) {
         return n % Mi == 0 ? std::to_string(n / Mi) + "M" : n % Ki == 0 ? std::to_string(n / Ki) + "K" : std::to_string(n);
@@ -181,7 +222,12 @@ std::string size_label(const problem& p) {
         return p.m == p.n && p.n == p.k ? std::to_string(p.m)
                                         : std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n);
     case op::linear:
+    case op::train_linear:
         return "b" + std::to_string(p.m) + ":" + std::to_string(p.k) + "->" + std::to_string(p.n);
+    case op::train_mlp_ce:
+    case op::train_mlp_mse:
+        return "b" + std::to_string(p.m) + ":" + std::to_string(p.k) + "->" + std::to_string(p.hidden) + "->" +
+               std::to_string(p.n);
     case op::fma_peak: return fma_isa();
     default: return count(p.m);
     }
@@ -204,6 +250,9 @@ std::string work_label(const problem& p) {
     case op::log:
     case op::tanh:
     case op::sigmoid: return "bytes=" + std::to_string(8 * p.m);  // read x, write y
+    case op::train_linear:
+    case op::train_mlp_ce:
+    case op::train_mlp_mse: return "steps=1";
     }
     return "";
 }
@@ -323,6 +372,17 @@ void matmul_beside_linear(std::int64_t m, const std::string& op) {
 TEST_CASE("matmul beside linear on a small batch, [m, 4096] x [4096, 4096]", "[gemm][gemv]") {
     matmul_beside_linear<float>(16, "matmul_gemv_f32");
     matmul_beside_linear<double>(4, "matmul_gemv_f64");
+}
+
+// ---- training steps: forward, loss, zero_grad, backward, SGD's step ----------------------------
+// The three problems, a fresh graph each step on both sides: a tiny linear
+// regression (a step of a few small ops: what it measures is the per-op overhead), the
+// digits MLP, and an MLP large enough for the GEMMs to dominate.
+
+TEST_CASE("training step: forward, loss, zero_grad, backward, sgd", "[train]") {
+    bench_row({.kind = op::train_linear, .m = 64, .n = 1, .k = 1});
+    bench_row({.kind = op::train_mlp_ce, .m = 64, .n = 10, .k = 64, .hidden = 128});
+    bench_row({.kind = op::train_mlp_mse, .m = 256, .n = 1024, .k = 1024, .hidden = 4096});
 }
 
 // ---- scaling: each op at 5 sizes ---------------------------------------------------------------

@@ -12,6 +12,40 @@ void torch_set_threads(int n) { torch::set_num_threads(n); }
 
 std::string torch_version() { return TORCH_VERSION; }
 
+namespace {
+
+/// One training step (op::train_*) as a PyTorch user writes it: forward, loss, zero_grad,
+/// backward, torch::optim::SGD's step, a fresh graph each call. zero_grad sets the
+/// gradients to none, as devtensor's (and PyTorch 2.x's) does: libtorch 1.13's C++
+/// Optimizer::zero_grad() zeroes them in place, and backward then adds into them, two
+/// passes more per parameter than devtensor makes.
+template <class Net>
+workload torch_training(Net net, const torch::Tensor& x, const torch::Tensor& target, bool classify) {
+    auto params = net->parameters();
+    auto opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(train_lr));
+    return [=]() mutable {
+        auto out = net->forward(x);
+        auto loss = classify ? torch::nn::functional::cross_entropy(out, target) : torch::mse_loss(out, target);
+        for (auto& param : params) param.mutable_grad() = torch::Tensor();  // zero_grad(set_to_none=True)
+        loss.backward();
+        opt->step();
+    };
+}
+
+workload torch_training(const problem& p) {
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    torch::manual_seed(1);
+    auto x = torch::randn({p.m, p.k}, f32);
+    if (p.kind == op::train_linear)  // one bare layer, as devtensor's row
+        return torch_training(torch::nn::Linear(p.k, p.n), x, torch::randn({p.m, p.n}, f32), false);
+    torch::nn::Sequential mlp(torch::nn::Linear(p.k, p.hidden), torch::nn::ReLU(), torch::nn::Linear(p.hidden, p.n));
+    if (p.kind == op::train_mlp_ce)
+        return torch_training(mlp, x, torch::randint(0, p.n, {p.m}, torch::TensorOptions().dtype(torch::kInt64)), true);
+    return torch_training(mlp, x, torch::randn({p.m, p.n}, f32), false);
+}
+
+}  // namespace
+
 workload torch_workload(const problem& p) {
     const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
     switch (p.kind) {
@@ -54,6 +88,9 @@ workload torch_workload(const problem& p) {
         default: return [=]() mutable { torch::sigmoid_out(y, x); };
         }
     }
+    case op::train_linear:
+    case op::train_mlp_ce:
+    case op::train_mlp_mse: return torch_training(p);
     default: return {};
     }
 }

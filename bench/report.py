@@ -23,7 +23,9 @@ from collections import defaultdict
 # What each implementation is to devtensor; anything not listed is a peer.
 CEILINGS = {"plain_loop", "nontemporal", "std_fill", "same_shape", "fma_peak", "memcpy"}
 DEVTENSOR = "devtensor"
-UNITS = {"bytes": "GB/s", "flops": "GFLOP/s", "numbers": "G numbers/s"}
+UNITS = {"bytes": "GB/s", "flops": "GFLOP/s", "numbers": "G numbers/s", "steps": "steps/s"}
+# Work per ns times this is the unit's figure (GB/s, GFLOP/s, ... are work per ns already).
+UNIT_SCALES = {"steps": 1e9}
 
 OP_TITLES = {
     "add": "add, same shape: c = a + b (GB/s counts a and b read, c written)",
@@ -42,6 +44,12 @@ OP_TITLES = {
     "add_every_other_column": "add of every other column of two [4096, 8192] matrices (stride 2) beside the contiguous add of as many elements",
     "add_narrowed_rows": "add of half of each row of two [4096, 8192] matrices (rows with gaps) beside the contiguous add",
     "add_transposed": "add of two transposed [4096, 4096] matrices (the tiled gather) beside the contiguous add",
+    "train_linear": "training step of linear(1 → 1) on batch 64: forward, mse_loss, zero_grad, backward, SGD's step "
+                    "(lr 1e-4), a fresh graph each step",
+    "train_mlp_ce": "training step of the digits MLP (64 → 128 → ReLU → 10) on batch 64: forward, cross_entropy "
+                    "over int64 labels, zero_grad, backward, SGD's step",
+    "train_mlp_mse": "training step of an MLP 1024 → 4096 → ReLU → 1024 on batch 256: forward, mse_loss, zero_grad, "
+                     "backward, SGD's step",
 }
 ROLE_NOTES = {
     "devtensor_inplace": "devtensor in place (fill / fill_uniform), no allocation",
@@ -61,14 +69,16 @@ ROLE_NOTES = {
     "openblas_sgemv": "cblas_sgemv (y starts as the bias, beta = 1)",
     "random123": "Random123 philox4x32-10 in a scalar loop",
     "torch": "libtorch (add_out, ones/zeros/full, rand, mm, nn::Linear under NoGradGuard, "
-             "exp_out / log_out / tanh_out / sigmoid_out)",
+             "exp_out / log_out / tanh_out / sigmoid_out; training steps: nn::Linear or nn::Sequential, "
+             "mse_loss / functional::cross_entropy, optim::SGD, gradients set to none as devtensor's zero_grad does)",
 }
 
 GEMM_SQUARE = ["256", "1024", "2048"]
 LINEAR_SQUARE = ["b256:256->256", "b1024:1024->1024", "b2048:2048->2048"]
 GEMV = [f"b{b}:1024->1024" for b in (1, 2, 4, 8, 16)]
 
-# The issue's table: (label, op, sizes, reference, minimum ratio of devtensor's throughput).
+# The issue's table: (label, op, sizes, reference, minimum ratio of devtensor's throughput
+# [, thread counts the goal is set for: every run's where absent]).
 # reference: "ceiling" (the fastest ceiling of the row), "openblas_best" (the faster
 # of sgemm and sgemv) or an implementation's name.
 GOALS = [
@@ -110,6 +120,10 @@ GOALS = [
 ] + [
     (f"{op} ≥ 1.0× libtorch _out (1 thread)", op, ["64M"], "torch", 1.0)
     for op in ("exp", "log", "tanh", "sigmoid")
+] + [
+    ("tiny training step ≥ 20× torch (1 thread)", "train_linear", ["b64:1->1"], "torch", 20.0, [1]),
+    ("digits MLP training step ≥ 2× torch", "train_mlp_ce", ["b64:64->128->10"], "torch", 2.0),
+    ("big MLP training step ≥ 1.0× torch", "train_mlp_mse", ["b256:1024->4096->1024"], "torch", 1.0),
 ]
 
 
@@ -161,9 +175,9 @@ def read_run(xml_path):
 # ---- arithmetic ---------------------------------------------------------------------------
 
 def rate(entry):
-    """Work per second in the report's unit (GB/s, GFLOP/s, G numbers/s): work per ns."""
-    ns, _, amount = entry
-    return amount / ns
+    """Work per second in the report's unit (GB/s, GFLOP/s, G numbers/s, steps/s)."""
+    ns, unit, amount = entry
+    return amount / ns * UNIT_SCALES.get(unit, 1)
 
 
 def reference_rate(results, op, size, threads, reference):
@@ -244,8 +258,10 @@ def op_tables(results, ops_in_order):
 def evaluate_goals(results, thread_counts):
     """[(label, op, size, threads, reference name, ratio or None, minimum)]"""
     rows = []
-    for label, op, sizes, reference, minimum in GOALS:
+    for label, op, sizes, reference, minimum, *only in GOALS:
         for threads in thread_counts:
+            if only and threads not in only[0]:
+                continue
             for size in sizes:
                 row = results.get((op, size, threads), {})
                 ref, ref_name = reference_rate(results, op, size, threads, reference)

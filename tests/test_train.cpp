@@ -7,7 +7,10 @@
 #include <devtensor/backend/cpu/simd.hpp>
 #include <devtensor/backend/cuda/elementwise_phases.hpp>
 
+#include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -193,6 +196,55 @@ TEST_CASE("training misuse is a clear error naming the op") {
     CHECK_NOTHROW(opt.step());
     dt::nn::zero_grad(net);
     CHECK_FALSE(dt::nn::get<0>(net).weight.grad().defined());
+}
+
+TEST_CASE("an undefined tensor into backward, a loss, an optimizer or clip_grad_norm_ is a clear error") {
+    const dt::tensor<float> undefined;
+    dt::tensor<float> moved_from = dt::randn<float>({4, 2});
+    const auto taken = std::move(moved_from);
+    const auto target = dt::zeros<float>({4, 2});
+    for (const dt::tensor<float>* t : std::array<const dt::tensor<float>*, 2>{&undefined, &moved_from}) {
+        CHECK_THROWS_AS(t->backward(), dt::error);
+        CHECK_THROWS_AS((void)dt::nn::mse_loss(*t, target), dt::error);
+        CHECK_THROWS_AS((void)dt::nn::mse_loss(target, *t), dt::error);
+        CHECK_THROWS_AS((void)dt::nn::cross_entropy(*t, dt::zeros<std::int64_t>({4})), dt::error);
+        CHECK_THROWS_AS((void)dt::nn::cross_entropy(target, dt::tensor<std::int64_t>{}), dt::error);
+        CHECK_THROWS_AS((void)dt::nn::binary_cross_entropy_with_logits(*t, target), dt::error);
+        const std::vector<dt::tensor<float>> params{*t};
+        CHECK_THROWS_AS(dt::optim::sgd<float>(params, {}), dt::autograd_error);
+        CHECK_THROWS_AS(dt::optim::adam<float>(params, {}), dt::autograd_error);
+    }
+    CHECK(taken.defined());
+    try {
+        (void)dt::nn::mse_loss(undefined, target);
+    } catch (const dt::error& e) {
+        CHECK(test::contains(e.what(), "undefined"));
+    }
+    // parameters without gradients: clip_grad_norm_ has nothing to scale
+    const auto net = dt::nn::linear<float>(2, 2);
+    CHECK(dt::nn::clip_grad_norm_(net, 1.0) == 0.0);
+}
+
+TEST_CASE("clip_grad_norm_: the joint norm, scaled to max_norm, untouched below it, errors on bad input") {
+    auto a = dt::from_values<double>({3, 0}, {2}).requires_grad_(), b = dt::from_values<double>({4}, {1}).requires_grad_();
+    a.set_grad(dt::from_values<double>({3, 0}, {2}));
+    b.set_grad(dt::from_values<double>({4}, {1}));
+    const std::vector<dt::tensor<double>> params{a, b};
+    CHECK(dt::nn::clip_grad_norm_(params, 10.0) == doctest::Approx(5.0));  // sqrt(9 + 16), below: untouched
+    CHECK(a.grad().to_vector() == std::vector<double>{3, 0});
+    CHECK(dt::nn::clip_grad_norm_(params, 1.0) == doctest::Approx(5.0));
+    CHECK(a.grad().to_vector()[0] == doctest::Approx(0.6));
+    CHECK(b.grad().to_vector()[0] == doctest::Approx(0.8));
+    CHECK(dt::nn::clip_grad_norm_(params, 1.0, std::numeric_limits<double>::infinity()) == doctest::Approx(0.8));
+    CHECK(dt::nn::clip_grad_norm_(params, 1.0, 1.0) == doctest::Approx(1.4));  // 0.6 + 0.8: scaled again
+    CHECK(a.grad().to_vector()[0] == doctest::Approx(0.6 / 1.4));
+    CHECK_THROWS_AS((void)dt::nn::clip_grad_norm_(params, -1.0), dt::error);
+    CHECK_THROWS_AS((void)dt::nn::clip_grad_norm_(params, 1.0, 0.0), dt::error);
+    b.set_grad(dt::from_values<double>({std::numeric_limits<double>::quiet_NaN()}, {1}));
+    CHECK_THROWS_AS((void)dt::nn::clip_grad_norm_(params, 1.0, 2.0, true), dt::autograd_error);
+    CHECK(a.grad().to_vector()[0] == doctest::Approx(0.6 / 1.4));  // the error changed nothing
+    (void)dt::nn::clip_grad_norm_(params, 1.0);  // as PyTorch: a NaN norm makes every gradient NaN
+    CHECK(std::isnan(a.grad().to_vector()[0]));
 }
 
 TEST_CASE("modules: parameters, state_dict names, train and eval, moves keep the gradient") {

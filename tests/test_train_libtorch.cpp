@@ -630,3 +630,30 @@ TEST_CASE_TEMPLATE("train: optim::adam and adamw on a 64-128-10 MLP equal torch:
                    float) {
     check_optimizers<T>(mlp_data(), true, [] { return dt_mlp<T>(); });
 }
+
+TEST_CASE_TEMPLATE("train: nn::clip_grad_norm_ equals torch::nn::utils::clip_grad_norm_ (2, 1, 3 and inf norms)", T,
+                   double, float) {
+    const problem& p = mlp_data();
+    const double tol = loss_tolerance<T> * 10;
+    for (const double norm_type : {2.0, 1.0, 3.0, std::numeric_limits<double>::infinity()}) {
+        for (const double max_norm : {1e-2, 1e3}) {  // clipped, and left alone
+            CAPTURE(norm_type);
+            CAPTURE(max_norm);
+            torch::nn::Sequential tnet = torch_net(p);
+            tnet->to(torch_dtype<T>);
+            const auto dnet = dt_mlp<T>();
+            copy_parameters<T>(dnet.parameters(), tnet->parameters());
+            const auto X = p.X.narrow(0, 0, p.batch).to(torch_dtype<T>);
+            const auto y = p.y.narrow(0, 0, p.batch);
+            torch::cross_entropy_loss(tnet->forward(X), y).backward();
+            dt::nn::cross_entropy(dnet(to_dt<T>(X)), to_dt<std::int64_t>(y)).backward();
+            const double theirs = torch::nn::utils::clip_grad_norm_(tnet->parameters(), max_norm, norm_type);
+            const double ours = dt::nn::clip_grad_norm_(dnet, max_norm, norm_type);
+            CHECK(std::abs(ours - theirs) <= tol * std::abs(theirs));
+            const auto params = dnet.parameters();
+            const auto tparams = tnet->parameters();
+            for (std::size_t i = 0; i < params.size(); ++i)
+                CHECK(norm_error(doubles_of(params[i].grad()), values_of<double>(tparams[i].grad())) <= tol);
+        }
+    }
+}

@@ -34,6 +34,7 @@
 #include <devtensor/ops/logical.hpp>
 #include <devtensor/ops/softmax.hpp>
 #include <devtensor/data/loader.hpp>
+#include <devtensor/nn/clip_grad.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/loss.hpp>
 #include <devtensor/nn/module.hpp>

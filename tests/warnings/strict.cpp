@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -176,6 +177,8 @@ std::size_t training_ops(const D& dev) {
                     dt::mean(dt::pow(dt::softmax(net(x), 1), T(2)));
         sgd.zero_grad();
         loss.backward();
+        sink += dt::nn::clip_grad_norm_(net, 1.0) > 0 ? 1u : 0u;
+        sink += dt::nn::clip_grad_norm_(net.parameters(), 1.0, std::numeric_limits<double>::infinity()) > 0 ? 1u : 0u;
         sgd.step();
         adam.step();
         adamw.step();

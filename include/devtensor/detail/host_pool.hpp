@@ -71,7 +71,7 @@ public:
         return p;
     }
 
-    /// Returns a block from allocate(bytes), with the same `bytes`; large blocks are cached.
+    /// Returns a block from allocate(bytes), with the same `bytes`, to the cache.
     void deallocate(void* p, std::size_t bytes) noexcept {
         const std::size_t size = size_class(bytes);
         std::lock_guard lock(mutex_);

@@ -134,7 +134,12 @@ TEST_CASE_TEMPLATE("the backward and optimizer functors give the cpu's bits in t
     // optimizers
     namespace od = dt::optim::detail;
     check(od::sgd_buffer<T>{T(0.9), T(0.9), T(1e-2)}, a, b, c);
-    check(od::sgd_update<T>{T(0.1), T(0.9), T(1e-2), true, true}, a, b, c);
+    check(od::sgd_first_buffer<T>{T(1e-2)}, a, b);
+    for (const T decay : {T(0), T(1e-2)}) {  // every branch of the update
+        check(od::sgd_update<T>{T(0.1), T(0.9), decay, true, true}, a, b, c);
+        check(od::sgd_update<T>{T(0.1), T(0.9), decay, true, false}, a, b, c);
+        check(od::sgd_update<T>{T(0.1), T(0), decay, false, false}, a, b, c);
+    }
     check(od::adam_first_moment<T>{T(0.9), T(0.1), T(1e-2)}, a, b, c);
     check(od::adam_second_moment<T>{T(0.999), T(1 - 0.999), T(1e-2)}, d, b, c);
     check(od::adam_update<T>{T(1e-3), T(0.03), T(1e-8), T(0.999)}, a, b, d);

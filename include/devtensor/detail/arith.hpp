@@ -8,18 +8,40 @@
 #include <devtensor/config.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <type_traits>
 
 namespace devtensor::detail {
+
+/// A GCC vector of floating-point lanes (__m128, __m128d): what the CPU's vector
+/// loops hand a functor that `vectorizes`; mul and add keep their rounding on it too.
+template <class T>
+concept float_vector = requires(T v) {
+    requires !std::is_arithmetic_v<T>;
+    requires std::is_floating_point_v<std::remove_cvref_t<decltype(v[0])>>;
+};
+
+/// x in every lane of V (x itself when V is a scalar): a functor's scalar parameter
+/// beside its vector operands.
+template <class V, class T>
+DEVTENSOR_HOST_DEVICE inline V splat(T x) {
+    if constexpr (std::is_same_v<V, T>) {
+        return x;
+    } else {
+        V v{};
+        for (std::size_t i = 0; i < sizeof(V) / sizeof(T); ++i) v[i] = x;
+        return v;
+    }
+}
 
 /// An opaque copy of a host value: the optimiser must materialise it, so a
 /// product stays a product (no fma) and a sum a sum.
 template <class T>
 inline T opaque(T value) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if constexpr (std::is_floating_point_v<T>) __asm__("" : "+x"(value));
+    if constexpr (std::is_floating_point_v<T> || float_vector<T>) __asm__("" : "+x"(value));
 #elif defined(__GNUC__) && defined(__aarch64__)
-    if constexpr (std::is_floating_point_v<T>) __asm__("" : "+w"(value));
+    if constexpr (std::is_floating_point_v<T> || float_vector<T>) __asm__("" : "+w"(value));
 #else
     volatile T copy = value;
     value = copy;
@@ -52,6 +74,8 @@ DEVTENSOR_HOST_DEVICE inline T mul(T a, T b) {
 #else
         return opaque(a * b);
 #endif
+    } else if constexpr (float_vector<T>) {
+        return opaque(a * b);  // the CPU's vector loops: each lane as the scalar
     } else {
         return static_cast<T>(a * b);
     }
@@ -67,6 +91,8 @@ DEVTENSOR_HOST_DEVICE inline T add(T a, T b) {
 #else
         return opaque(a + b);
 #endif
+    } else if constexpr (float_vector<T>) {
+        return opaque(a + b);
     } else {
         return static_cast<T>(a + b);
     }

@@ -20,38 +20,51 @@ struct sgd_options {
 };
 
 namespace detail {
+// The functors vectorise (the CPU runs them on 16-byte vectors, each lane as the
+// scalar form): V is T or a vector of T; the hyperparameters stay scalars.
+
 /// g + weight_decay·p (g itself when there is no weight decay).
-template <class T>
-DEVTENSOR_HOST_DEVICE T decayed(T g, T p, T weight_decay) {
-    return weight_decay != T{0} ? devtensor::detail::add(g, devtensor::detail::mul(weight_decay, p)) : g;
+template <class V, class T>
+DEVTENSOR_HOST_DEVICE V decayed(V g, V p, T weight_decay) {
+    using devtensor::detail::add, devtensor::detail::mul, devtensor::detail::splat;
+    return weight_decay != T{0} ? add(g, mul(splat<V>(weight_decay), p)) : g;
 }
 
 /// The first momentum buffer: d = g + weight_decay·p.
 template <class T>
 struct sgd_first_buffer {
+    static constexpr bool vectorizes = true;
     T weight_decay;
-    DEVTENSOR_HOST_DEVICE T operator()(T g, T p) const { return decayed(g, p, weight_decay); }
+    template <class V>
+    DEVTENSOR_HOST_DEVICE V operator()(V g, V p) const {
+        return decayed(g, p, weight_decay);
+    }
 };
 
 /// The momentum buffer after: momentum·buf + (1 - dampening)·d.
 template <class T>
 struct sgd_buffer {
+    static constexpr bool vectorizes = true;
     T momentum, undamped, weight_decay;
-    DEVTENSOR_HOST_DEVICE T operator()(T buf, T g, T p) const {
-        return devtensor::detail::add(devtensor::detail::mul(momentum, buf),
-                                      devtensor::detail::mul(undamped, decayed(g, p, weight_decay)));
+    template <class V>
+    DEVTENSOR_HOST_DEVICE V operator()(V buf, V g, V p) const {
+        using devtensor::detail::add, devtensor::detail::mul, devtensor::detail::splat;
+        return add(mul(splat<V>(momentum), buf), mul(splat<V>(undamped), decayed(g, p, weight_decay)));
     }
 };
 
 /// p - lr·step, step = d (no momentum), buf, or d + momentum·buf (Nesterov).
 template <class T>
 struct sgd_update {
+    static constexpr bool vectorizes = true;
     T lr, momentum, weight_decay;
     bool with_momentum, nesterov;
-    DEVTENSOR_HOST_DEVICE T operator()(T p, T g, T buf) const {
-        T step = decayed(g, p, weight_decay);
-        if (with_momentum) step = nesterov ? devtensor::detail::add(step, devtensor::detail::mul(momentum, buf)) : buf;
-        return devtensor::detail::add(p, -devtensor::detail::mul(lr, step));
+    template <class V>
+    DEVTENSOR_HOST_DEVICE V operator()(V p, V g, V buf) const {
+        using devtensor::detail::add, devtensor::detail::mul, devtensor::detail::splat;
+        V step = decayed(g, p, weight_decay);
+        if (with_momentum) step = nesterov ? add(step, mul(splat<V>(momentum), buf)) : buf;
+        return add(p, -mul(splat<V>(lr), step));
     }
 };
 }  // namespace detail

@@ -362,6 +362,15 @@ public:
                             b, b_transposed ? ki : ni, a, ki, &zero, c, ni));
     }
 
+    /// Row-major c [m, n] = op(a) · op(b): a is [m, k], or [k, m] used transposed; b as in sgemm.
+    void sgemm(bool a_transposed, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b,
+               bool b_transposed, float* c) const {
+        const float one = 1, zero = 0;
+        const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+        CHECKED(cublasSgemm(handle_, b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            ni, mi, ki, &one, b, b_transposed ? ki : ni, a, a_transposed ? mi : ki, &zero, c, ni));
+    }
+
     /// y [n] = w [n, k] · x [k] (row-major w is its column-major transpose).
     void sgemv(std::int64_t n, std::int64_t k, const float* w, const float* x, float* y) const {
         const float one = 1, zero = 0;
@@ -469,6 +478,57 @@ TEST_CASE("gpu matmul and linear against cublasSgemm", "[gpu][gemm]") {
     measure_gemm(make_matmul(8192, 8192, 1024, gen), blas, 0.8);
     measure_gemm(make_linear(4096, 4096, 4096, gen), blas, 0.8);
     measure_gemm(make_linear(8192, 1024, 8192, gen), blas, 0.8);
+}
+
+// ---- training -----------------------------------------------------------------------------
+
+/// One SGD step of the MLP 1024 → 4096 → ReLU → 1024 on a batch of 4096 (forward, mse_loss,
+/// zero_grad, backward, step) against the five cuBLAS products the same step needs and
+/// nothing else: a lower bound, since libtorch here has no CUDA. The ratio is the share
+/// of the step that is those products.
+TEST_CASE("gpu training step against its products in cuBLAS", "[gpu][train]") {
+    if (!gpu_ready()) return;
+    try {
+        const cublas blas;
+        constexpr std::int64_t batch = 4096, in = 1024, hidden = 4096, out = 1024;
+        dt::generator gen(9);
+        using layer = dt::nn::linear<float, dt::cpu_device>;
+        auto net = dt::nn::sequential(layer(in, hidden, true, gen), dt::nn::relu{}, layer(hidden, out, true, gen)).to(gpu);
+        auto opt = dt::optim::sgd(net, {.lr = 1e-4});
+        const gpu_tensor X = dt::randn<float>({batch, in}, gpu, gen), Y = dt::randn<float>({batch, out}, gpu, gen);
+        float last_loss = 0;
+        const work ours = [&] {
+            auto loss = dt::nn::mse_loss(net(X), Y);
+            opt.zero_grad();
+            loss.backward();
+            opt.step();
+        };
+        // the reference's operands: weights, activations and gradients of the same shapes
+        const gpu_tensor w1 = dt::rand<float>({hidden, in}, gpu, gen), w2 = dt::rand<float>({out, hidden}, gpu, gen);
+        const gpu_tensor h = dt::empty<float>({batch, hidden}, gpu), y = dt::empty<float>({batch, out}, gpu);
+        const gpu_tensor gw1 = dt::empty<float>({hidden, in}, gpu), gw2 = dt::empty<float>({out, hidden}, gpu);
+        const gpu_tensor gh = dt::empty<float>({batch, hidden}, gpu);
+        const work ref = [&] {
+            blas.sgemm(false, batch, hidden, in, X.data(), w1.data(), true, h.data());       // h = X·W1ᵀ
+            blas.sgemm(false, batch, out, hidden, h.data(), w2.data(), true, y.data());      // y = h·W2ᵀ
+            blas.sgemm(true, out, hidden, batch, y.data(), h.data(), false, gw2.data());     // gW2 = gyᵀ·h
+            blas.sgemm(false, batch, hidden, out, y.data(), w2.data(), false, gh.data());    // gh = gy·W2
+            blas.sgemm(true, hidden, in, batch, gh.data(), X.data(), false, gw1.data());     // gW1 = ghᵀ·X
+        };
+        // Both sides counted by the products' FLOPs (5 products of 4096·4096·1024 multiply-adds).
+        const double flops = 5 * 2.0 * static_cast<double>(batch) * static_cast<double>(hidden) * static_cast<double>(in);
+        measure({"train", "b4096:1024->4096->1024", "its 5 products in cublasSgemm", flops, flops, "GFLOP/s", 0,
+                 "fp32; ours: a whole sgd step of the MLP (mse_loss), allocations from the pool"},
+                ours, ref);
+        {
+            const dt::no_grad off;
+            last_loss = dt::nn::mse_loss(net(X), Y).item();
+        }
+        expect(std::isfinite(last_loss), "train", "b4096:1024->4096->1024",
+               "loss after the timed steps " + sci(static_cast<double>(last_loss)) + " (finite)");
+    } catch (const std::exception& e) {
+        expect(false, "train", "b4096:1024->4096->1024", std::string("threw: ") + e.what());
+    }
 }
 
 TEST_CASE("gpu linear on a batch of 1 to 16 (the GEMV shape) against cuBLAS", "[gpu][gemv]") {

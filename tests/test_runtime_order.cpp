@@ -117,7 +117,8 @@ TEST_CASE("pin_memory and to(dev, non_blocking): the copy from pinned memory is 
         return c.name == "cudaMemcpyAsync" && c.src == pinned.data();
     });
     REQUIRE(copied != fake::npos);
-    CHECK(fake::device_of(log[copied].stream) == 1);
+    const void* const copy_stream = log[copied].stream;  // (log is read again below)
+    CHECK(fake::device_of(copy_stream) == 1);
     CHECK(fake::index_of(log, "cudaStreamSynchronize", copied) == fake::npos);  // returned at once
     fake::reset();
     const auto waited = pinned.cuda(1);  // blocking (the default): complete on return
@@ -133,7 +134,7 @@ TEST_CASE("pin_memory and to(dev, non_blocking): the copy from pinned memory is 
     });
     REQUIRE(freed != fake::npos);
     const std::size_t synced = fake::index_of(log, [&](const fake::call& c) {
-        return c.name == "cudaStreamSynchronize" && c.stream == log[copied].stream;
+        return c.name == "cudaStreamSynchronize" && c.stream == copy_stream;
     });
     CHECK(synced < freed);
     CHECK(queued.cpu().to_vector() == std::vector<float>{1, 4, 2, 5, 3, 6});
@@ -289,3 +290,18 @@ TEST_CASE("each kernel launch is checked; DEVTENSOR_LAUNCH_BLOCKING=1 waits for 
     CHECK(fake::last_error() == cudaSuccess);
 }
 #endif
+
+TEST_CASE("an out-of-range index a kernel recorded is thrown by the next synchronisation, once") {
+    fake::reset();
+    dt::detail::index_fault* record = dt::detail::cudart::device_index_fault(0);
+    REQUIRE(record != nullptr);
+    CHECK(dt::detail::cudart::device_index_fault(0) == record);  // one per device, made once
+    CHECK(fake::is_pinned(record));  // page-locked (and mapped): the host reads it without a copy
+    CHECK_NOTHROW(dt::synchronize(dt::cuda_device{0}));
+    dt::detail::raise_index_fault(record, "nll_loss (class index)", 12, 10, 1);  // what the kernel does
+    CHECK_ERROR(dt::index_error, dt::synchronize(dt::cuda_device{0}), "devtensor::nll_loss (class index)",
+                "index 12 is out of bounds for dimension 1 with size 10", "cuda:0", "next synchronisation");
+    CHECK_NOTHROW(dt::synchronize(dt::cuda_device{0}));  // reported once
+    dt::detail::raise_index_fault(record, "gather", -1, 5, 0);
+    CHECK_ERROR(dt::index_error, (void)on(dt::cuda_device{0}, {1, 2}).cpu(), "devtensor::gather", "index -1");
+}

@@ -145,6 +145,26 @@ TEST_CASE_TEMPLATE("the backward and optimizer functors give the cpu's bits in t
     check(od::adam_update<T>{T(1e-3), T(0.03), T(1e-8), T(0.999)}, a, b, d);
 }
 
+TEST_CASE("a class index out of range in the CUDA kernel's body goes to the fault record, not to memory") {
+    // cross_entropy picks log-probabilities with gather_at; run its body as the GPU's lanes do
+    const std::vector<float> logp{-1, -2, -3, -4, -5, -6};  // [2, 3]
+    const std::vector<std::int64_t> target{2, 7}, offset{0, 3};  // row 1's class 7 is out of range
+    dt::detail::index_fault record;
+    const dt::detail::gather_at<float> pick{logp.data(), 1, 3, 1, "nll_loss (class index)", &record};
+    std::vector<float> out(2, 99.f);
+    for (std::int64_t t = 0; t < 64; ++t)
+        cu::map_linear_phase(pick, out.data(), std::int64_t{2}, 0u, t, std::int64_t{64}, target.data(), offset.data());
+    CHECK(out == std::vector<float>{-3, 0});
+    CHECK(record.raised == 1);
+    CHECK(record.index == 7);
+    CHECK(record.size == 3);
+    CHECK(record.dim == 1);
+    CHECK_ERROR(dt::index_error, dt::detail::throw_index_fault(record, " on the GPU"), "devtensor::nll_loss (class index)",
+                "index 7 is out of bounds for dimension 1 with size 3 on the GPU");
+    CHECK(record.raised == 0);  // cleared once thrown
+    CHECK_NOTHROW(dt::detail::throw_index_fault(record));
+}
+
 TEST_CASE("after the first step a training step reserves no new memory and calls no malloc") {
     dt::generator gen(1);
     auto net = dt::nn::sequential(dt::nn::linear<float>(256, 1024, true, gen), dt::nn::relu{},

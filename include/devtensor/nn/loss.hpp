@@ -7,7 +7,7 @@
 #include <devtensor/detail/math.hpp>
 #include <devtensor/ops/entry_points.hpp>
 #include <devtensor/ops/factories.hpp>  // arange
-#include <devtensor/ops/gather.hpp>     // check_indices
+#include <devtensor/ops/gather.hpp>     // gather_along
 #include <devtensor/ops/softmax.hpp>
 #include <devtensor/ops/sum.hpp>
 
@@ -150,12 +150,14 @@ template <class T, class D, class DT>
         throw shape_error("devtensor::nn::nll_loss: needs input [N, C] and target [N] of class indices, got " +
                           log_probs.shape().to_string() + " and " + target.shape().to_string());
     const std::int64_t n = log_probs.shape()[0], classes = log_probs.shape()[1];
-    devtensor::detail::check_indices("nll_loss (class index)", target, classes, 1);
     const tensor<std::int64_t, D> column = tensor_cast<D>(target.view({n, 1}));
     tensor<T, D> picked;
     {
         const no_grad quiet;
-        picked = neg(gather(log_probs.detach(), 1, column).view({n}), site);
+        // a class index out of range: index_error naming nll_loss (on a GPU at the next synchronisation)
+        picked = neg(devtensor::detail::gather_along({"nll_loss (class index)", site}, log_probs.detach(), 1, column)
+                         .view({n}),
+                     site);
     }
     if (devtensor::detail::recording(log_probs)) {
         auto node = std::make_shared<devtensor::detail::nll_node<T>>();

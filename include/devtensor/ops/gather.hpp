@@ -1,12 +1,14 @@
 // gather and index_select: elements picked by an int64 index tensor, on the
 // elementwise engine. Each output element's offset in the input is computed as a
 // tensor (the kept coordinates' part, then the index's), and a functor holding the
-// input's address reads there; indices are checked first (amin/amax), so a kernel
-// never reads out of range.
+// input's address reads there. The functor checks each index itself: one out of
+// range is never read but written to the device's fault record (detail/index_fault.hpp),
+// thrown at once on the CPU and at the next synchronisation on a GPU.
 #pragma once
 
+#include <devtensor/backend/cuda/runtime.hpp>  // device_index_fault
+#include <devtensor/detail/index_fault.hpp>
 #include <devtensor/ops/add.hpp>
-#include <devtensor/ops/extremes.hpp>
 #include <devtensor/ops/factories.hpp>
 #include <devtensor/ops/mul.hpp>
 
@@ -17,32 +19,31 @@
 namespace devtensor {
 
 namespace detail {
-/// base[offset + index * step]: an element of the tensor at base, found by its index.
+/// base[offset + index * step]: an element of the tensor at base, found by its index;
+/// an index outside [0, size) goes to the fault record instead, and gives 0.
 template <class T>
 struct gather_at {
     const T* base;
-    std::int64_t step;
+    std::int64_t step, size, dim;
+    const char* op;
+    index_fault* fault;
     DEVTENSOR_HOST_DEVICE T operator()(std::int64_t index, std::int64_t offset) const {
+        if (index < 0 || index >= size) {
+            raise_index_fault(fault, op, index, size, dim);
+            return T{};
+        }
         return base[offset + index * step];
     }
 };
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Every index within [0, size), else an index_error naming op, the offender and the size.
-template <class D>
-void check_indices(const char* op, const tensor<std::int64_t, D>& index, std::int64_t size, std::size_t dim) {
-    if (index.numel() == 0) return;
-    const std::int64_t lo = amin(index).item(), hi = amax(index).item();
-    if (lo < 0 || hi >= size)
-        throw index_error(std::string("devtensor::") + op + ": index " + std::to_string(lo < 0 ? lo : hi) +
-                          " is out of bounds for dimension " + std::to_string(dim) + " with size " + std::to_string(size));
-}
-
 /// out[p] = in[p with coordinate `dim` replaced by index[p]], for index of out's shape.
+/// An index outside [0, in's size along dim) is an index_error naming made.op: thrown
+/// here on the CPU, at the next synchronisation on a GPU (the kernel records it).
 template <class T, class D>
-tensor<T, D> gather_checked(const origin& made, const tensor<T, D>& in, std::size_t dim,
-                            const tensor<std::int64_t, D>& index) {
+tensor<T, D> gather_along(const origin& made, const tensor<T, D>& in, std::size_t dim,
+                          const tensor<std::int64_t, D>& index) {
     const shape& s = index.shape();
     // the offset of each output element in `in` without its `dim` coordinate
     tensor<std::int64_t, D> offset = zeros<std::int64_t>(s, index.device(), made.site);
@@ -54,8 +55,16 @@ tensor<T, D> gather_checked(const origin& made, const tensor<T, D>& in, std::siz
         map_out(made.op, plus{}, offset, offset, mul(coordinate, in.strides()[d]));
     }
     tensor<T, D> out(s, index.device(), made);
-    const std::int64_t step = in.shape().rank() == 0 ? 0 : in.strides()[dim];
-    map_out(made.op, gather_at<T>{in.data(), step}, out, index, offset);
+    const bool rank0 = in.shape().rank() == 0;
+    const std::int64_t step = rank0 ? 0 : in.strides()[dim], size = rank0 ? 1 : in.shape()[dim];
+    const device dev(index.device());
+    index_fault* fault = &host_index_fault();
+#if DEVTENSOR_CUDA_RUNTIME
+    if (dev.is_cuda()) fault = cudart::device_index_fault(dev.index());
+#endif
+    map_out(made.op, gather_at<T>{in.data(), step, size, static_cast<std::int64_t>(dim), made.op, fault}, out, index,
+            offset);
+    if (dev.is_cpu()) throw_index_fault(*fault);
     return out;
 }
 
@@ -80,8 +89,7 @@ template <class T, class D, class DI>
         throw shape_error("devtensor::gather: index " + index.shape().to_string() + " does not fit input " +
                           input.shape().to_string() + " (same rank, no larger outside dimension " + std::to_string(d) +
                           ")");
-    detail::check_indices("gather", index, input.shape().rank() == 0 ? 1 : input.shape()[d], d);
-    return detail::gather_checked({"gather", site}, input, d, tensor_cast<D>(index));
+    return detail::gather_along({"gather", site}, input, d, tensor_cast<D>(index));
 }
 
 /// The entries `index` (1-D) of dimension `dim` of input, in that order (torch.index_select).
@@ -95,13 +103,12 @@ template <class T, class D, class DI>
     const std::size_t d = detail::wrap_dim("index_select", dim, input.shape().rank());
     if (index.dim() > 1)
         throw shape_error("devtensor::index_select: index must be 1-D (or 0-dim), not " + index.shape().to_string());
-    detail::check_indices("index_select", index, input.shape().rank() == 0 ? 1 : input.shape()[d], d);
-    if (input.dim() == 0) return detail::gather_checked({"index_select", site}, input, 0, tensor_cast<D>(index.reshape({})));
+    if (input.dim() == 0) return detail::gather_along({"index_select", site}, input, 0, tensor_cast<D>(index.reshape({})));
     std::vector<std::int64_t> along(input.shape().rank(), 1), out(input.shape().begin(), input.shape().end());
     along[d] = index.numel();
     out[d] = index.numel();
     const tensor<std::int64_t, D> spread = tensor_cast<D>(index.reshape(shape(along))).expand(shape(out));
-    return detail::gather_checked({"index_select", site}, input, d, spread);
+    return detail::gather_along({"index_select", site}, input, d, spread);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -5,14 +5,17 @@
 
 #include <devtensor/config.hpp>
 #include <devtensor/device.hpp>
+#include <devtensor/detail/index_fault.hpp>
 #include <devtensor/detail/per_device.hpp>
 #include <devtensor/error.hpp>  // DEVTENSOR_CUDA_CHECK
 
 #if DEVTENSOR_CUDA_RUNTIME
 #  include <cuda_runtime_api.h>
 
+#  include <atomic>
 #  include <cstddef>
 #  include <cstdlib>  // getenv
+#  include <new>
 #  include <string>
 #  include <string_view>
 
@@ -65,9 +68,33 @@ inline cudaStream_t stream(int ordinal) {
     });
 }
 
-/// Waits for all of devtensor's queued work on device `ordinal`.
+/// The index-fault records of the devices, made when a checked gather first runs there.
+inline per_device<std::atomic<index_fault*>>& index_fault_records() {
+    static per_device<std::atomic<index_fault*>> records;
+    return records;
+}
+
+/// Device `ordinal`'s index-fault record: page-locked and mapped (under unified
+/// addressing its host address is valid in kernels), so the host reads what a
+/// kernel wrote once the stream is synchronised, without a copy.
+inline index_fault* device_index_fault(int ordinal) {
+    static per_device<char> made;
+    made.once(ordinal, [ordinal](char&) {
+        device_guard guard(ordinal);
+        void* p = nullptr;
+        DEVTENSOR_CUDA_CHECK(cudaHostAlloc(&p, sizeof(index_fault), cudaHostAllocMapped | cudaHostAllocPortable));
+        index_fault_records()[ordinal].store(new (p) index_fault{});  // kept for the process's life
+    });
+    return index_fault_records()[ordinal].load();
+}
+
+/// Waits for all of devtensor's queued work on device `ordinal`; an out-of-range
+/// index a kernel met since the last synchronisation is thrown here (index_error).
 inline void synchronize(int ordinal) {
     DEVTENSOR_CUDA_CHECK(cudaStreamSynchronize(stream(ordinal)));
+    if (index_fault* f = index_fault_records()[ordinal].load())
+        throw_index_fault(*f, " (found by a kernel on cuda:" + std::to_string(ordinal) +
+                                  ", reported at the next synchronisation)");
 }
 
 /// DEVTENSOR_LAUNCH_BLOCKING=1 (like CUDA_LAUNCH_BLOCKING): every kernel launch

@@ -1,0 +1,116 @@
+// What every communicator shares (DESIGN §13): the reduction ops, the errors, the
+// options, the handle of an asynchronous collective, and the concept data
+// parallelism is written against. The backends are dist/mpi.hpp and dist/nccl.hpp.
+#pragma once
+
+#include <devtensor/error.hpp>
+#include <devtensor/tensor.hpp>
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <string>
+#include <utility>
+
+namespace devtensor::dist {
+
+/// How all_reduce and reduce_scatter combine the ranks' elements. avg is the sum
+/// divided by the number of ranks (floating point only); bool's sum and max are
+/// "or", its min "and".
+enum class reduce_op { sum, avg, max, min };
+
+inline const char* to_string(reduce_op op) noexcept {
+    switch (op) {
+    case reduce_op::sum: return "sum";
+    case reduce_op::avg: return "avg";
+    case reduce_op::max: return "max";
+    case reduce_op::min: return "min";
+    }
+    return "?";
+}
+
+/// A collective failed: the ranks disagree (shapes, element types, roots, the call),
+/// the transport reported an error, or the communicator broke earlier. The message
+/// names the call and this rank.
+class dist_error : public error {
+public:
+    using error::error;
+};
+
+/// The other ranks did not join a collective within the communicator's timeout: one
+/// stalled, threw, or called something else. The communicator is broken afterwards.
+class dist_timeout : public dist_error {
+public:
+    using dist_error::dist_error;
+};
+
+/// A communicator's behaviour.
+struct options {
+    /// How long a rank waits for the others to join a collective before dist_timeout.
+    std::chrono::milliseconds timeout = std::chrono::minutes(5);
+    /// The reduction order fixed by rank (not by MPI's choice of algorithm): the same
+    /// bits from run to run and for any placement of the ranks on hosts.
+    bool deterministic = false;
+};
+
+/// An asynchronous collective's handle. It holds the tensor the collective was given
+/// (by move: nothing else can touch it mid-flight) and gives it back from wait().
+/// Destroying a handle that was not waited for waits for the collective (it is
+/// writing into memory the handle keeps alive) and drops its error.
+template <class Tensor>
+class work {
+public:
+    work() = default;
+    work(std::future<void> done, std::function<Tensor()> finish, std::string what, std::chrono::milliseconds timeout)
+        : done_(std::move(done)), finish_(std::move(finish)), what_(std::move(what)), timeout_(timeout) {}
+    work(work&&) noexcept = default;
+    work& operator=(work&& other) noexcept {
+        if (this != &other) {
+            drain();
+            done_ = std::move(other.done_), finish_ = std::move(other.finish_);
+            what_ = std::move(other.what_), timeout_ = other.timeout_;
+        }
+        return *this;
+    }
+    ~work() { drain(); }
+
+    /// Whether the collective has finished (wait() will not block).
+    [[nodiscard]] bool completed() const {
+        return done_.valid() && done_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    }
+
+    /// Blocks until the collective is done and returns its tensor; rethrows its
+    /// dist_error, or throws dist_timeout when the communicator's timeout passes first.
+    [[nodiscard]] Tensor wait() {
+        if (!done_.valid()) throw dist_error("devtensor::dist::work::wait: no collective (waited already, or moved from)");
+        // Twice the timeout: the collective times out on its own after one; the second
+        // covers the collectives queued before it.
+        if (done_.wait_for(2 * timeout_) != std::future_status::ready)
+            throw dist_timeout("devtensor::dist::work::wait: " + what_ + " did not finish within " +
+                               std::to_string(2 * timeout_.count()) + " ms");
+        done_.get();  // its error, if any
+        return std::exchange(finish_, {})();
+    }
+
+private:
+    void drain() noexcept {
+        if (done_.valid()) done_.wait();
+    }
+
+    std::future<void> done_;
+    std::function<Tensor()> finish_;
+    std::string what_;
+    std::chrono::milliseconds timeout_{};
+};
+
+/// What nn::distributed_data_parallel needs of a communicator.
+template <class C>
+concept Communicator = requires(const C& c, tensor<float, device>& t, tensor<float, device>&& moved) {
+    { c.rank() } -> std::convertible_to<int>;
+    { c.size() } -> std::convertible_to<int>;
+    c.all_reduce(t, reduce_op::avg);
+    c.broadcast(t, 0);
+    c.all_reduce_async(std::move(moved), reduce_op::avg).wait();
+};
+
+}  // namespace devtensor::dist

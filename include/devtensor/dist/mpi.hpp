@@ -1,0 +1,507 @@
+// The MPI backend (DESIGN §13; CMake target devtensor::mpi): processes come from
+// mpirun or srun, dist::init starts MPI, dist::world() is every rank.
+//
+// Each collective starts with a handshake, a small non-blocking all-reduce of what
+// this rank is about to do (the call, the element type, the count, the root or op)
+// polled against the timeout: a rank that stalled, threw or called something else
+// gives the others dist_timeout or dist_error instead of a hang, and mismatched
+// shapes are an error on every rank instead of MPI's undefined behaviour. The data
+// then moves with MPI's own blocking collectives (its fastest algorithms). The
+// asynchronous forms run on one communication thread per communicator, so MPI is
+// called by one thread at a time (MPI_THREAD_SERIALIZED).
+//
+// Tensors on a GPU are staged through host memory (a CUDA-aware MPI is not used yet).
+#pragma once
+
+#include <devtensor/autograd/graph.hpp>
+#include <devtensor/dist/communicator.hpp>
+#include <devtensor/dist/reduce_order.hpp>
+#include <devtensor/ops/copy.hpp>
+
+#ifndef OMPI_SKIP_MPICXX
+#  define OMPI_SKIP_MPICXX 1  // MPI's C API only: the deprecated C++ bindings are not wanted
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#  define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace devtensor::dist {
+
+namespace detail {
+
+template <class T>
+MPI_Datatype mpi_type() noexcept {
+    if constexpr (std::is_same_v<T, bool>) return MPI_C_BOOL;
+    else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
+    else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+    else if constexpr (std::is_signed_v<T>)
+        return sizeof(T) == 1 ? MPI_INT8_T : sizeof(T) == 2 ? MPI_INT16_T : sizeof(T) == 4 ? MPI_INT32_T : MPI_INT64_T;
+    else
+        return sizeof(T) == 1 ? MPI_UINT8_T : sizeof(T) == 2 ? MPI_UINT16_T : sizeof(T) == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+}
+
+template <class T>
+MPI_Op mpi_op(reduce_op op) noexcept {
+    if constexpr (std::is_same_v<T, bool>) return op == reduce_op::min ? MPI_LAND : MPI_LOR;
+    else return op == reduce_op::max ? MPI_MAX : op == reduce_op::min ? MPI_MIN : MPI_SUM;
+}
+
+/// An element type as a number the handshake compares: its size, and whether it is
+/// floating point, signed, or bool.
+template <class T>
+constexpr std::int64_t type_code() noexcept {
+    return static_cast<std::int64_t>(sizeof(T)) * 4 + (std::is_floating_point_v<T> ? 1 : std::is_same_v<T, bool> ? 3 : std::is_signed_v<T> ? 2 : 0);
+}
+
+/// The largest count one MPI call moves (MPI counts are int); larger tensors go in pieces.
+inline constexpr std::int64_t max_piece = std::int64_t{1} << 28;
+
+/// What one communicator's handles share: its MPI communicator (a duplicate, so its
+/// traffic never meets the program's own), and the thread that runs its
+/// asynchronous collectives in the order they were posted.
+class mpi_state {
+public:
+    mpi_state(MPI_Comm parent, options opt) : opt_(opt) {
+        check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+        MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+    }
+    mpi_state(const mpi_state&) = delete;
+    mpi_state& operator=(const mpi_state&) = delete;
+    ~mpi_state() {
+        {
+            const std::lock_guard lock(queue_mutex_);
+            stopping_ = true;
+        }
+        queued_.notify_all();
+        if (worker_.joinable()) worker_.join();
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized && broken_.empty()) MPI_Comm_free(&comm_);  // a broken one may have a request pending
+    }
+
+    int rank() const noexcept { return rank_; }
+    int size() const noexcept { return size_; }
+    const options& opts() const noexcept { return opt_; }
+    MPI_Comm comm() const noexcept { return comm_; }
+
+    /// Runs f (which calls MPI) on this thread once every queued collective is done.
+    template <class F>
+    void run(const char* call, F&& f) {
+        std::unique_lock lock(queue_mutex_);
+        if (!idle_.wait_for(lock, 2 * opt_.timeout, [&] { return pending_ == 0; }))
+            throw dist_timeout(where(call) + "the collectives posted before it did not finish within " +
+                               std::to_string(2 * opt_.timeout.count()) + " ms");
+        f();  // under the lock: nothing is posted meanwhile
+    }
+
+    /// Queues f for the communication thread; the future reports its end or its error.
+    std::future<void> post(std::function<void()> f) {
+        auto task = std::make_shared<std::packaged_task<void()>>(std::move(f));
+        auto done = task->get_future();
+        {
+            const std::lock_guard lock(queue_mutex_);
+            if (!worker_.joinable()) worker_ = std::thread([this] { serve(); });
+            tasks_.push_back([task] { (*task)(); });
+            ++pending_;
+        }
+        queued_.notify_one();
+        return done;
+    }
+
+    /// "devtensor::dist::<call> (rank r of n): ".
+    std::string where(const char* call) const {
+        return std::string("devtensor::dist::") + call + " (rank " + std::to_string(rank_) + " of " +
+               std::to_string(size_) + "): ";
+    }
+
+    /// An MPI return code as dist_error naming the MPI function.
+    void check(int rc, const char* mpi_call) const {
+        if (rc == MPI_SUCCESS) return;
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0;
+        MPI_Error_string(rc, text, &length);
+        throw dist_error(std::string("devtensor::dist (rank ") + std::to_string(rank_) + "): " + mpi_call +
+                         " failed: " + std::string(text, static_cast<std::size_t>(length)));
+    }
+
+    /// The handshake (see the file's comment): returns once every rank has called the same
+    /// collective with the same element type, count and argument; throws otherwise.
+    void agree(const char* call, std::int64_t type, std::int64_t count, std::int64_t argument) {
+        if (!broken_.empty()) throw dist_error(where(call) + "the communicator is broken: " + broken_);
+        std::int64_t call_code = 0;  // the call's name as a number (a byte-wise polynomial)
+        for (const char* c = call; *c != '\0'; ++c) call_code = (call_code * 131 + *c) % 1000000007;
+        std::array<std::int64_t, 8> v{call_code, type, count, argument, -call_code, -type, -count, -argument};
+        MPI_Request request{};
+        check(MPI_Iallreduce(MPI_IN_PLACE, v.data(), 8, MPI_INT64_T, MPI_MAX, comm_, &request), "MPI_Iallreduce");
+        if (!finished(request)) {
+            broken_ = std::string(call) + " timed out";
+            throw dist_timeout(where(call) + "the other ranks did not join within " + std::to_string(opt_.timeout.count()) +
+                               " ms: one has stalled, thrown, or called another collective");
+        }
+        static constexpr const char* what[] = {"called different collectives", "have different element types",
+                                               "have different element counts", "have different roots or ops"};
+        for (std::size_t i = 0; i < 4; ++i) {
+            if (v[i] == -v[i + 4]) continue;
+            std::string message = where(call) + "the ranks " + what[i];
+            if (i == 2)
+                message += ": this rank has " + std::to_string(count) + ", the others between " +
+                           std::to_string(-v[i + 4]) + " and " + std::to_string(v[i]);
+            throw dist_error(message);
+        }
+    }
+
+private:
+    /// Polls `request` until it completes (true) or the timeout passes (false): spins
+    /// briefly, then sleeps a little between polls so waiting ranks leave the cores to
+    /// the ranks still computing.
+    bool finished(MPI_Request& request) const {
+        const auto deadline = std::chrono::steady_clock::now() + opt_.timeout;
+        for (int polls = 0;; ++polls) {
+            int done = 0;
+            check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+            if (done) return true;
+            if (polls > 2000) {
+                if (std::chrono::steady_clock::now() > deadline) return false;
+                std::this_thread::sleep_for(std::chrono::microseconds(polls > 20000 ? 500 : 20));
+            }
+        }
+    }
+
+    void serve() {
+        for (;;) {
+            std::function<void()> task;
+            {
+                std::unique_lock lock(queue_mutex_);
+                queued_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+                if (tasks_.empty()) return;
+                task = std::move(tasks_.front());
+                tasks_.pop_front();
+            }
+            task();  // a packaged_task: its exception goes to its future
+            {
+                const std::lock_guard lock(queue_mutex_);
+                --pending_;
+            }
+            idle_.notify_all();
+        }
+    }
+
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int rank_ = 0, size_ = 1;
+    options opt_;
+    std::string broken_;  ///< why, once a timeout has left a request pending
+
+    std::mutex queue_mutex_;
+    std::condition_variable queued_, idle_;
+    std::deque<std::function<void()>> tasks_;
+    int pending_ = 0;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+/// A tensor's elements as contiguous host memory that MPI reads and writes: the
+/// tensor's own storage when it is a contiguous CPU tensor, else a copy made here and
+/// written back by finish() (both on the calling thread: no tensor op runs on the
+/// communication thread).
+template <class T, class D>
+struct host_elements {
+    tensor<T, D> target;
+    tensor<T, cpu_device> host;
+
+    host_elements(tensor<T, D> t, const char* call, bool read) : target(std::move(t)) {
+        if (!target.defined())
+            throw error(std::string("devtensor::dist::") + call + ": the tensor is undefined (default-constructed or moved from)");
+        const no_grad off;
+        if (read || !(target.is_contiguous() && target.is_cpu())) host = target.contiguous().to(cpu_device{});
+        else host = target.to(cpu_device{});
+    }
+    T* data() const noexcept { return host.data(); }
+    std::int64_t count() const noexcept { return host.numel(); }
+    /// The elements back into the tensor when they were copied; bumps its version.
+    tensor<T, D> finish(const char* call) {
+        const no_grad off;
+        if (host.data() != target.data()) {
+            if (target.is_cpu()) devtensor::detail::map_checked(call, devtensor::detail::copy_element{}, target, host);
+            else devtensor::detail::map_checked(call, devtensor::detail::copy_element{}, target, host.to(target.device()));
+        } else {
+            ++devtensor::detail::autograd_access::version(target);
+        }
+        return std::move(target);
+    }
+};
+
+}  // namespace detail
+
+/// A group of MPI ranks (dist::world(), or one split from it) with the collectives of
+/// DESIGN §13. Copies share the group. Every rank must call the same collectives in
+/// the same order.
+class communicator {
+public:
+    /// A communicator over `comm` (duplicated), e.g. MPI_COMM_WORLD or a split of it.
+    explicit communicator(MPI_Comm comm, options opt = {})
+        : state_(std::make_shared<detail::mpi_state>(comm, opt)) {}
+
+    int rank() const noexcept { return state_->rank(); }
+    int size() const noexcept { return state_->size(); }
+    const options& opts() const noexcept { return state_->opts(); }
+    /// The MPI communicator, for calls of the program's own.
+    MPI_Comm native() const noexcept { return state_->comm(); }
+
+    /// t's elements combined over every rank, in place on every rank.
+    template <class T, class D>
+    void all_reduce(const tensor<T, D>& t, reduce_op op = reduce_op::sum) const {
+        check_op<T>("all_reduce", op);
+        detail::host_elements<T, D> h(t, "all_reduce", true);
+        state_->run("all_reduce", [&] { reduce_in_place(h.data(), h.count(), op); });
+        h.finish("all_reduce");
+    }
+
+    /// t's elements on `root` copied into t on every rank.
+    template <class T, class D>
+    void broadcast(const tensor<T, D>& t, int root = 0) const {
+        check_root("broadcast", root);
+        detail::host_elements<T, D> h(t, "broadcast", rank() == root);
+        state_->run("broadcast", [&] { broadcast_raw(h.data(), h.count(), root); });
+        h.finish("broadcast");
+    }
+
+    /// Every rank's t, stacked: [size(), t's shape...] on t's device.
+    template <class T, class D>
+    [[nodiscard]] tensor<T, D> all_gather(const tensor<T, D>& t, call_site site = call_site::current()) const {
+        auto [in, out] = gather_buffers(t, site);
+        state_->run("all_gather", [&] { all_gather_raw(in.data(), in.count(), out.data()); });
+        return out.finish("all_gather");
+    }
+
+    /// t of shape [size(), rest...] combined over the ranks, and this rank's row of
+    /// the result: every rank r gets op over the ranks of their t[r].
+    template <class T, class D>
+    [[nodiscard]] tensor<T, D> reduce_scatter(const tensor<T, D>& t, reduce_op op = reduce_op::sum,
+                                              call_site site = call_site::current()) const {
+        check_op<T>("reduce_scatter", op);
+        auto [in, out] = scatter_buffers(t, site);
+        state_->run("reduce_scatter", [&] { reduce_scatter_raw(in.data(), out.count(), out.data(), op); });
+        return out.finish("reduce_scatter");
+    }
+
+    /// Returns once every rank has called barrier (or throws dist_timeout).
+    void barrier() const {
+        state_->run("barrier", [&] { state_->agree("barrier", 0, 0, 0); });
+    }
+
+    /// all_reduce without waiting: the tensor comes back from wait().
+    template <class T, class D>
+    [[nodiscard]] work<tensor<T, D>> all_reduce_async(tensor<T, D>&& t, reduce_op op = reduce_op::sum) const {
+        check_op<T>("all_reduce", op);
+        auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "all_reduce", true);
+        auto done = state_->post([self = *this, data = h->data(), n = h->count(), op] { self.reduce_in_place(data, n, op); });
+        return work<tensor<T, D>>(std::move(done), [h] { return h->finish("all_reduce"); }, "all_reduce", opts().timeout);
+    }
+
+    /// broadcast without waiting: the tensor comes back from wait().
+    template <class T, class D>
+    [[nodiscard]] work<tensor<T, D>> broadcast_async(tensor<T, D>&& t, int root = 0) const {
+        check_root("broadcast", root);
+        auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "broadcast", rank() == root);
+        auto done = state_->post([self = *this, data = h->data(), n = h->count(), root] { self.broadcast_raw(data, n, root); });
+        return work<tensor<T, D>>(std::move(done), [h] { return h->finish("broadcast"); }, "broadcast", opts().timeout);
+    }
+
+    /// all_gather without waiting: the stacked tensor comes from wait().
+    template <class T, class D>
+    [[nodiscard]] work<tensor<T, D>> all_gather_async(tensor<T, D>&& t, call_site site = call_site::current()) const {
+        auto buffers = std::make_shared<std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>>>(gather_buffers(t, site));
+        t = {};
+        auto done = state_->post([self = *this, buffers] {
+            self.all_gather_raw(buffers->first.data(), buffers->first.count(), buffers->second.data());
+        });
+        return work<tensor<T, D>>(std::move(done), [buffers] { return buffers->second.finish("all_gather"); }, "all_gather",
+                                  opts().timeout);
+    }
+
+private:
+    template <class T>
+    void check_op(const char* call, reduce_op op) const {
+        if (op == reduce_op::avg && !std::is_floating_point_v<T>)
+            throw dist_error(state_->where(call) + "avg needs floating-point elements (got " +
+                             devtensor::detail::dtype_of<T> + "); use sum and divide");
+    }
+    void check_root(const char* call, int root) const {
+        if (root < 0 || root >= size())
+            throw dist_error(state_->where(call) + "root " + std::to_string(root) + " is not a rank (0 ... " +
+                             std::to_string(size() - 1) + ")");
+    }
+
+    template <class T, class D>
+    std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>> gather_buffers(const tensor<T, D>& t,
+                                                                                      call_site site) const {
+        detail::host_elements<T, D> in(t, "all_gather", true);
+        std::vector<std::int64_t> dims{size()};
+        for (std::size_t d = 0; d < t.shape().rank(); ++d) dims.push_back(t.shape()[d]);
+        tensor<T, D> out(devtensor::shape(dims), t.device(), origin{"all_gather", site});
+        return {std::move(in), detail::host_elements<T, D>(std::move(out), "all_gather", false)};
+    }
+
+    template <class T, class D>
+    std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>> scatter_buffers(const tensor<T, D>& t,
+                                                                                       call_site site) const {
+        detail::host_elements<T, D> in(t, "reduce_scatter", true);
+        if (t.shape().rank() == 0 || t.shape()[0] != size())
+            throw shape_error(state_->where("reduce_scatter") + "the tensor must have shape [" + std::to_string(size()) +
+                              ", ...] (one row per rank), not " + t.shape().to_string());
+        std::vector<std::int64_t> dims;
+        for (std::size_t d = 1; d < t.shape().rank(); ++d) dims.push_back(t.shape()[d]);
+        tensor<T, D> out(devtensor::shape(dims), t.device(), origin{"reduce_scatter", site});
+        return {std::move(in), detail::host_elements<T, D>(std::move(out), "reduce_scatter", false)};
+    }
+
+    // ---- on raw host memory: the handshake, then MPI (called by one thread at a time) ----
+
+    template <class T>
+    void reduce_in_place(T* data, std::int64_t n, reduce_op op) const {
+        state_->agree("all_reduce", detail::type_code<T>(), n, static_cast<std::int64_t>(op));
+        for (std::int64_t at = 0; at < n; at += detail::max_piece) {
+            const auto count = std::min(detail::max_piece, n - at);
+            if (opts().deterministic) reduce_ordered(data + at, count, op);
+            else
+                state_->check(MPI_Allreduce(MPI_IN_PLACE, data + at, static_cast<int>(count), detail::mpi_type<T>(),
+                                            detail::mpi_op<T>(op), native()),
+                              "MPI_Allreduce");
+        }
+        if constexpr (std::is_floating_point_v<T>)
+            if (op == reduce_op::avg)
+                for (std::int64_t i = 0; i < n; ++i) data[i] = data[i] / static_cast<T>(size());
+    }
+
+    /// The deterministic all_reduce: rank r receives every rank's r-th chunk
+    /// (MPI_Alltoall), combines them in rank order, and the chunks are gathered back;
+    /// as much data moves as in a ring all-reduce.
+    template <class T>
+    void reduce_ordered(T* data, std::int64_t n, reduce_op op) const {
+        const auto ranks = static_cast<std::int64_t>(size());
+        const std::int64_t chunk = (n + ranks - 1) / ranks;
+        if (chunk == 0) return;
+        const auto total = static_cast<std::size_t>(chunk * ranks);
+        const auto padded = std::make_unique<T[]>(total), received = std::make_unique<T[]>(total);  // zeroed
+        const auto mine = std::make_unique<T[]>(static_cast<std::size_t>(chunk));
+        std::copy(data, data + n, padded.get());
+        const auto type = detail::mpi_type<T>();
+        state_->check(MPI_Alltoall(padded.get(), static_cast<int>(chunk), type, received.get(), static_cast<int>(chunk), type, native()),
+                      "MPI_Alltoall");
+        combine_rows(received.get(), ranks, chunk, mine.get(), op);
+        state_->check(MPI_Allgather(mine.get(), static_cast<int>(chunk), type, padded.get(), static_cast<int>(chunk), type, native()),
+                      "MPI_Allgather");
+        std::copy(padded.get(), padded.get() + n, data);
+    }
+
+    /// out[i] = rows[0][i] op rows[1][i] op ... in rank order (reduce_order.hpp).
+    template <class T>
+    static void combine_rows(const T* rows, std::int64_t ranks, std::int64_t width, T* out, reduce_op op) {
+        for (std::int64_t i = 0; i < width; ++i) out[i] = detail::combine_in_rank_order(rows + i, width, ranks, op);
+    }
+
+    template <class T>
+    void broadcast_raw(T* data, std::int64_t n, int root) const {
+        state_->agree("broadcast", detail::type_code<T>(), n, root);
+        for (std::int64_t at = 0; at < n; at += detail::max_piece)
+            state_->check(MPI_Bcast(data + at, static_cast<int>(std::min(detail::max_piece, n - at)), detail::mpi_type<T>(), root, native()),
+                          "MPI_Bcast");
+    }
+
+    template <class T>
+    void all_gather_raw(const T* in, std::int64_t n, T* out) const {
+        state_->agree("all_gather", detail::type_code<T>(), n, 0);
+        if (n * size() > std::int64_t{INT32_MAX})
+            throw dist_error(state_->where("all_gather") + std::to_string(n) + " elements per rank are more than one MPI call moves; split the tensor");
+        if (n == 0) return;
+        const auto type = detail::mpi_type<T>();
+        state_->check(MPI_Allgather(in, static_cast<int>(n), type, out, static_cast<int>(n), type, native()), "MPI_Allgather");
+    }
+
+    template <class T>
+    void reduce_scatter_raw(const T* in, std::int64_t n, T* out, reduce_op op) const {
+        state_->agree("reduce_scatter", detail::type_code<T>(), n, static_cast<std::int64_t>(op));
+        if (n * size() > std::int64_t{INT32_MAX})
+            throw dist_error(state_->where("reduce_scatter") + std::to_string(n) + " elements per rank are more than one MPI call moves; split the tensor");
+        if (n > 0) {
+            const auto type = detail::mpi_type<T>();
+            if (opts().deterministic) {
+                const auto received = std::make_unique<T[]>(static_cast<std::size_t>(n * size()));
+                state_->check(MPI_Alltoall(in, static_cast<int>(n), type, received.get(), static_cast<int>(n), type, native()), "MPI_Alltoall");
+                combine_rows(received.get(), size(), n, out, op);
+            } else {
+                state_->check(MPI_Reduce_scatter_block(in, out, static_cast<int>(n), type, detail::mpi_op<T>(op), native()),
+                              "MPI_Reduce_scatter_block");
+            }
+        }
+        if constexpr (std::is_floating_point_v<T>)
+            if (op == reduce_op::avg)
+                for (std::int64_t i = 0; i < n; ++i) out[i] = out[i] / static_cast<T>(size());
+    }
+
+    std::shared_ptr<detail::mpi_state> state_;
+};
+
+namespace detail {
+/// Whether dist::init started MPI (and so finalises it at exit).
+inline bool& started_mpi() {
+    static bool started = false;
+    return started;
+}
+inline std::shared_ptr<communicator>& world_slot() {
+    static std::shared_ptr<communicator> world;
+    return world;
+}
+}  // namespace detail
+
+/// Starts MPI (MPI_THREAD_SERIALIZED) unless it is running, and finalises it at exit
+/// if it started it. Call it once, first thing in main.
+inline void init(int& argc, char**& argv) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+        throw dist_error("devtensor::dist::init: MPI_Init_thread failed");
+    if (provided < MPI_THREAD_SERIALIZED)
+        throw dist_error("devtensor::dist::init: this MPI does not allow calls from more than one thread "
+                         "(MPI_THREAD_SERIALIZED), which the asynchronous collectives need");
+    detail::started_mpi() = true;
+    std::atexit([] {
+        detail::world_slot().reset();  // its thread and communicator go before MPI does
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Finalize();
+    });
+}
+
+/// Every rank of the job (MPI_COMM_WORLD), made once with `opt` (later calls return
+/// the same communicator and ignore `opt`).
+inline communicator world(options opt = {}) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) throw dist_error("devtensor::dist::world: MPI is not running; call dist::init(argc, argv) first");
+    auto& slot = detail::world_slot();
+    if (!slot) slot = std::make_shared<communicator>(MPI_COMM_WORLD, opt);
+    return *slot;
+}
+
+}  // namespace devtensor::dist

@@ -1,6 +1,6 @@
 // What the CPU benchmark files share: the problems (one per row of the report),
 // the implementations that can run them, and the peers built only where their
-// library was found (DEVTENSOR_BENCH_HAVE_{TORCH,OPENBLAS,RANDOM123}, each 0 or 1).
+// library was found (DEVTENSOR_BENCH_HAVE_{TORCH,OPENBLAS,ONEDNN,BLIS,RANDOM123}, each 0 or 1).
 #pragma once
 
 #include <cstdint>
@@ -116,6 +116,26 @@ inline void openblas_set_threads(int) {}
 inline std::string openblas_config() { return "n/a"; }
 inline workload openblas_sgemm_workload(const problem&) { return {}; }
 inline workload openblas_sgemv_workload(const problem&) { return {}; }
+#endif
+
+#if DEVTENSOR_BENCH_HAVE_ONEDNN
+void onednn_set_threads(int n);  ///< OpenMP's thread count: Debian's oneDNN threads with OpenMP
+std::string onednn_config();     ///< its version, runtime and the ISA it dispatches to
+workload onednn_sgemm_workload(const problem& p);  ///< square matmul only
+#else
+inline void onednn_set_threads(int) {}
+inline std::string onednn_config() { return "n/a"; }
+inline workload onednn_sgemm_workload(const problem&) { return {}; }
+#endif
+
+#if DEVTENSOR_BENCH_HAVE_BLIS
+void blis_set_threads(int n);
+std::string blis_config();  ///< its version and the sub-configuration (arch) it chose
+workload blis_sgemm_workload(const problem& p);  ///< square matmul only; empty where libblis.so.4 won't load
+#else
+inline void blis_set_threads(int) {}
+inline std::string blis_config() { return "n/a"; }
+inline workload blis_sgemm_workload(const problem&) { return {}; }
 #endif
 
 }  // namespace bench

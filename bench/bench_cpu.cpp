@@ -1,11 +1,11 @@
 // CPU benchmarks: every row runs devtensor beside its ceiling (bench_ceilings.cpp)
-// and its peers (OpenBLAS, libtorch, Random123) one after another in the same
+// and its peers (OpenBLAS, oneDNN, BLIS, libtorch, Random123) one after another in the same
 // run, so the report can divide times measured under the same conditions.
 //
 // A benchmark's name carries what bench/report.py needs:
 //   op|size|implementation|bytes=N   (or flops=N, numbers=N)
 // and the scaling runs use op "scale/<op>". Threads: DEVTENSOR_BENCH_THREADS
-// (default 1) is given to devtensor, OpenBLAS and torch before any benchmark;
+// (default 1) is given to devtensor and every peer library before any benchmark;
 // DEVTENSOR_BENCH_INFO names a file that receives the run's configuration.
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
 #include <catch2/catch.hpp>
@@ -185,6 +185,8 @@ constexpr implementation implementations[] = {
     {"fma_peak", peak_beside_gemm, peak_loop},
     {"random123", random123_workload},
     {"openblas", openblas_sgemm_workload},
+    {"onednn", onednn_sgemm_workload},
+    {"blis", blis_sgemm_workload},
     {"openblas_sgemv", openblas_sgemv_workload},
     {"torch", torch_workload},
 };
@@ -294,12 +296,16 @@ problem square(op kind, std::int64_t n) { return {kind, n, n, n}; }
 const bool configured = [] {
     torch_set_threads(threads());  // first: it also sets OpenMP's default
     openblas_set_threads(threads());
+    onednn_set_threads(threads());
+    blis_set_threads(threads());
     dt::set_num_threads(threads());
     if (const char* path = std::getenv("DEVTENSOR_BENCH_INFO")) {
         std::ofstream info(path);
         info << "threads: " << threads() << "\n"
              << "devtensor: " << DEVTENSOR_VERSION_STRING << ", get_num_threads() = " << dt::get_num_threads() << "\n"
              << "openblas: " << openblas_config() << "\n"
+             << "onednn: " << onednn_config() << "\n"
+             << "blis: " << blis_config() << "\n"
              << "torch: " << torch_version() << "\n"
              << "fma_isa: " << fma_isa() << "\n"
              << "compiler: g++ " << __VERSION__ << "\n"
@@ -339,9 +345,9 @@ TEST_CASE("exp, log, tanh, sigmoid on one thread (out-variants)", "[math]") {
 }
 
 TEST_CASE("matmul and linear, M = N = K", "[gemm]") {
+    for (const std::int64_t n : {256, 512, 1024, 2048, 4096}) bench_row(square(op::matmul, n));
     // linear at 1024 is the linear(1024 -> 1024) on batch 1024
-    for (const op kind : {op::matmul, op::linear})
-        for (const std::int64_t n : {256, 1024, 2048}) bench_row(square(kind, n));
+    for (const std::int64_t n : {256, 1024, 2048}) bench_row(square(op::linear, n));
 }
 
 TEST_CASE("linear(1024 -> 1024) on batch 1-16 (GEMV shape)", "[gemm][gemv]") {

@@ -67,20 +67,23 @@ ROLE_NOTES = {
     "fma_peak": "the FMA loop's GFLOP/s (all threads), run right beside the GEMMs",
     "openblas": "cblas_sgemm (linear: B transposed, y starts as the bias, beta = 1)",
     "openblas_sgemv": "cblas_sgemv (y starts as the bias, beta = 1)",
+    "onednn": "oneDNN's dnnl_sgemm (its JIT f32 GEMM), matmul only",
+    "blis": "BLIS's bli_sgemm (libblis.so.4 opened at run time), matmul only",
     "random123": "Random123 philox4x32-10 in a scalar loop",
     "torch": "libtorch (add_out, ones/zeros/full, rand, mm, nn::Linear under NoGradGuard, "
              "exp_out / log_out / tanh_out / sigmoid_out; training steps: nn::Linear or nn::Sequential, "
              "mse_loss / functional::cross_entropy, optim::SGD, gradients set to none as devtensor's zero_grad does)",
 }
 
-GEMM_SQUARE = ["256", "1024", "2048"]
+GEMM_SQUARE = ["256", "512", "1024", "2048", "4096"]
+GEMM_PEERS = ("openblas", "onednn", "blis")  # "best_peer": the fastest of these in the same run
 LINEAR_SQUARE = ["b256:256->256", "b1024:1024->1024", "b2048:2048->2048"]
 GEMV = [f"b{b}:1024->1024" for b in (1, 2, 4, 8, 16)]
 
 # The table: (label, op, sizes, reference, minimum ratio of devtensor's throughput
 # [, thread counts the goal is set for: every run's where absent]).
 # reference: "ceiling" (the fastest ceiling of the row), "openblas_best" (the faster
-# of sgemm and sgemv) or an implementation's name.
+# of sgemm and sgemv), "best_peer" (the fastest of GEMM_PEERS) or an implementation's name.
 GOALS = [
     ("add ≥ 0.9× ceiling", "add", ["16M", "64M"], "ceiling", 0.9),
     ("add ≥ 1.2× torch _out", "add", ["16M", "64M"], "torch", 1.2),
@@ -95,10 +98,13 @@ GOALS = [
     ("rand ≥ 10× torch", "rand", ["64M"], "torch", 10.0),
 ] + [
     goal
-    for op, sizes in (("matmul", GEMM_SQUARE), ("linear", LINEAR_SQUARE))
+    for op, sizes, large in (("matmul", GEMM_SQUARE, GEMM_SQUARE[2:]), ("linear", LINEAR_SQUARE, LINEAR_SQUARE[1:]))
     for goal in ((f"{op} ≥ 1.0× OpenBLAS", op, sizes, "openblas", 1.0),
                  (f"{op} ≥ 1.0× torch", op, sizes, "torch", 1.0),
-                 (f"{op} ≥ 0.75× FMA peak (1024+)", op, sizes[1:], "ceiling", 0.75))
+                 (f"{op} ≥ 0.75× FMA peak (1024+)", op, large, "ceiling", 0.75))
+] + [
+    ("matmul ≥ 0.9× best peer (OpenBLAS, oneDNN, BLIS)", "matmul", GEMM_SQUARE[:1], "best_peer", 0.9),
+    ("matmul ≥ 1.0× best peer (OpenBLAS, oneDNN, BLIS)", "matmul", GEMM_SQUARE[1:], "best_peer", 1.0),
 ] + [
     ("linear GEMV shape ≥ 0.9× OpenBLAS", "linear", GEMV, "openblas_best", 0.9),
     ("transpose ≥ 0.7× copy ceiling", "transpose", ["8192x8192"], "ceiling", 0.7),
@@ -189,6 +195,9 @@ def reference_rate(results, op, size, threads, reference):
     if reference == "openblas_best":
         found = [(rate(v), i) for i, v in row.items() if i.startswith("openblas")]
         return max(found) if found else (None, None)
+    if reference == "best_peer":
+        found = [(rate(v), i) for i, v in row.items() if i in GEMM_PEERS]
+        return (max(found)[0], f"best peer: {max(found)[1]}") if found else (None, None)
     return (rate(row[reference]), reference) if reference in row else (None, None)
 
 
@@ -371,6 +380,9 @@ def main():
             results[(op, size, threads)] = impls
     thread_counts = sorted(infos)
     info = infos[thread_counts[0]]
+    for peer, key in (("onednn", "ISA"), ("blis", "arch")):  # what each dispatched to, in its row notes
+        if m := re.search(rf"; {key} (\w+)", info.get(peer, "")):
+            ROLE_NOTES[peer] += f" ({key} {m.group(1)})"
     ops = [op for op in dict.fromkeys(k[0] for k in results) if not op.startswith("scale/")]
     goals = evaluate_goals(results, thread_counts)
     met = sum(1 for g in goals if g[5] is not None and g[5] >= g[6])
@@ -384,10 +396,12 @@ def main():
         f"- machine: {machine()}",
         f"- compiler: {info.get('compiler', '?')}, Release (-O3)",
         f"- OpenBLAS: {info.get('openblas', 'n/a')}",
+        f"- oneDNN: {info.get('onednn', 'n/a')}",
+        f"- BLIS: {info.get('blis', 'n/a')}",
         f"- libtorch: {info.get('torch', 'n/a')}",
         f"- FMA peak loop: {info.get('fma_isa', '?')}",
-        f"- threads: {', '.join(map(str, thread_counts))} (each run gives devtensor, OpenBLAS, torch "
-        "and the ceiling loops the same count)",
+        f"- threads: {', '.join(map(str, thread_counts))} (each run gives devtensor, OpenBLAS, oneDNN, BLIS, "
+        "torch and the ceiling loops the same count)",
         *(f"- {t}-thread run: load average (1, 5, 15 min) before / after "
           f"{infos[t].get('load average before / after', '?')}; {infos[t].get('OpenMP', '')}"
           for t in thread_counts),

@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-ensure_packages cmake make g++ catch2 librandom123-dev libtorch-dev libopenblas-dev python3-matplotlib
+ensure_packages cmake make g++ catch2 librandom123-dev libtorch-dev libopenblas-dev libdnnl-dev libblis-dev \
+  python3-matplotlib
 
 start=$SECONDS
 build=${BENCH_BUILD_DIR:-build-bench}
@@ -29,11 +30,12 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 for threads in $(printf '%s\n' 1 "$(nproc)" | sort -nu); do
   echo "== $threads thread(s)"
   before=$(load)
-  # OpenBLAS picks its kernel itself: nothing in the environment may steer it.
+  # OpenBLAS and oneDNN pick their kernels themselves: nothing in the environment may steer
+  # them. BLIS too, but for the one case where it cannot tell (see bench/bench_blis.cpp).
   # libgomp workers spin ~0.1 ms (not ~10 ms) before sleeping: enough to stay hot
   # between back-to-back calls, short enough not to take the cores from OpenBLAS's
   # own threads inside torch's nn::Linear (Debian's torch is OpenMP, its OpenBLAS pthreads).
-  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u DNNL_MAX_CPU_ISA -u BLIS_ARCH_TYPE \
     GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-2000}" \
     DEVTENSOR_BENCH_THREADS="$threads" \
     DEVTENSOR_BENCH_INFO="$results/info-$threads.txt" \

@@ -128,6 +128,12 @@ TEST_CASE("autograd: views pass the gradient back to the elements they show") {
     check_gradients("clone", [](const V& x) { return x[0].clone() * x[0]; }, {values({3})});
     check_gradients("to the same device", [](const V& x) { return x[0].to(dt::cpu_device{}) * x[0].cpu(); },
                     {values({3})});
+    check_gradients("cat", [](const V& x) { return dt::exp(dt::cat(V{x[0], x[1].t(), x[0]}, 0)); },
+                    {values({2, 3}), values({3, 1})});
+    check_gradients("cat of empty and one", [](const V& x) { return dt::cat(V{x[0], x[1]}, 1) * 3.0; },
+                    {values({2, 0}), values({2, 3})});
+    check_gradients("stack", [](const V& x) { return dt::stack(V{x[0], x[1]}, 1) * dt::stack(V{x[1], x[0]}, 1); },
+                    {values({2, 3}), values({2, 3})});
 }
 
 TEST_CASE("autograd: gradients accumulate; no_grad, detach and hooks") {

@@ -79,6 +79,52 @@ TEST_CASE("a training run gives the same bits at 1, 2 and 7 threads and on every
     check_everywhere([] { return train_run<dt::optim::adamw<double>, double>(dt::optim::adamw_options{.lr = 1e-2}, 6); });
 }
 
+TEST_CASE("data_parallel over {cpu} is the module itself: the same bits as training it plainly") {
+    const auto run = [](bool wrapped) {
+        dt::generator gen(7);
+        auto net = dt::nn::sequential(dt::nn::linear<double>(6, 12, true, gen), dt::nn::tanh{}, dt::nn::linear<double>(12, 2, true, gen));
+        const auto X = dt::randn<double>({10, 6}, dt::cpu_device{}, gen), y = dt::randn<double>({10, 2}, dt::cpu_device{}, gen);
+        dt::nn::data_parallel dp(net, {dt::device(dt::cpu_device{})});
+        dt::optim::sgd<double> opt(dp, {.lr = 0.1, .momentum = 0.9});
+        for (int s = 0; s < 4; ++s) {
+            opt.zero_grad();
+            dt::nn::mse_loss(wrapped ? dp(X) : net(X), y).backward();
+            opt.step();
+        }
+        std::vector<std::vector<double>> bits;
+        for (const auto& p : net.parameters()) bits.push_back(p.to_vector());
+        return bits;
+    };
+    CHECK(same_run(run(true), run(false)));
+    const auto net = dt::nn::sequential(dt::nn::linear<float>(2, 2));
+    CHECK_THROWS_WITH_AS(dt::nn::data_parallel(net, {}), doctest::Contains("at least one device"), dt::error);
+    CHECK_THROWS_WITH_AS(dt::nn::data_parallel(net, {dt::device(dt::cpu_device{}), dt::device(dt::cpu_device{})}),
+                         doctest::Contains("listed twice"), dt::error);
+}
+
+TEST_CASE("data_parallel over the CPU and a GPU: the batch split across both, the gradients of the whole batch") {
+    if (dt::cuda_device_count() == 0) return;  // without a GPU: the {cpu} case above
+    {
+        dt::generator gen(7);
+        auto net = dt::nn::sequential(dt::nn::linear<double>(6, 12, true, gen), dt::nn::tanh{}, dt::nn::linear<double>(12, 2, true, gen));
+        const auto X = dt::randn<double>({9, 6}, dt::cpu_device{}, gen), y = dt::randn<double>({9, 2}, dt::cpu_device{}, gen);
+        dt::nn::data_parallel dp(net, {dt::device(dt::cpu_device{}), dt::device(dt::cuda_device{0})});
+        const auto out = dp(X);  // rows 0-4 on the CPU, 5-8 on the GPU
+        CHECK(out.shape() == dt::shape{9, 2});
+        dt::nn::mse_loss(out, y).backward();
+        const auto params = dp.parameters();
+        // the same gradients as one device on the whole batch
+        dt::generator gen2(7);
+        auto plain = dt::nn::sequential(dt::nn::linear<double>(6, 12, true, gen2), dt::nn::tanh{}, dt::nn::linear<double>(12, 2, true, gen2));
+        dt::nn::mse_loss(plain(X), y).backward();
+        const auto expected = plain.parameters();
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            const auto a = params[i].grad().to_vector(), b = expected[i].grad().to_vector();
+            for (std::size_t j = 0; j < a.size(); ++j) CHECK(a[j] == doctest::Approx(b[j]).epsilon(1e-12));
+        }
+    }
+}
+
 TEST_CASE("a training step learns: the digits-sized MLP's loss falls with each optimizer") {
     const auto final_loss = [](auto make_opt) {
         dt::generator gen(3);

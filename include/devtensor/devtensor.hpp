@@ -35,6 +35,8 @@
 #include <devtensor/ops/softmax.hpp>
 #include <devtensor/data/loader.hpp>
 #include <devtensor/nn/clip_grad.hpp>
+#include <devtensor/nn/data_parallel.hpp>
+#include <devtensor/nn/distributed.hpp>
 #include <devtensor/nn/linear.hpp>
 #include <devtensor/nn/loss.hpp>
 #include <devtensor/nn/module.hpp>

@@ -239,8 +239,8 @@ struct host_elements {
     tensor<T, D> finish(const char* call) {
         const no_grad off;
         if (host.data() != target.data()) {
-            if (target.is_cpu()) devtensor::detail::map_checked(call, devtensor::detail::copy_element{}, target, host);
-            else devtensor::detail::map_checked(call, devtensor::detail::copy_element{}, target, host.to(target.device()));
+            if (target.is_cpu()) devtensor::detail::map_out(call, devtensor::detail::copy_element{}, target, host);
+            else devtensor::detail::map_out(call, devtensor::detail::copy_element{}, target, host.to(target.device()));
         } else {
             ++devtensor::detail::autograd_access::version(target);
         }
@@ -270,7 +270,7 @@ public:
     void all_reduce(const tensor<T, D>& t, reduce_op op = reduce_op::sum) const {
         check_op<T>("all_reduce", op);
         detail::host_elements<T, D> h(t, "all_reduce", true);
-        state_->run("all_reduce", [&] { reduce_in_place(h.data(), h.count(), op); });
+        state_->run("all_reduce", [&] { reduce_in_place(*state_, h.data(), h.count(), op); });
         h.finish("all_reduce");
     }
 
@@ -279,7 +279,7 @@ public:
     void broadcast(const tensor<T, D>& t, int root = 0) const {
         check_root("broadcast", root);
         detail::host_elements<T, D> h(t, "broadcast", rank() == root);
-        state_->run("broadcast", [&] { broadcast_raw(h.data(), h.count(), root); });
+        state_->run("broadcast", [&] { broadcast_raw(*state_, h.data(), h.count(), root); });
         h.finish("broadcast");
     }
 
@@ -287,7 +287,7 @@ public:
     template <class T, class D>
     [[nodiscard]] tensor<T, D> all_gather(const tensor<T, D>& t, call_site site = call_site::current()) const {
         auto [in, out] = gather_buffers(t, site);
-        state_->run("all_gather", [&] { all_gather_raw(in.data(), in.count(), out.data()); });
+        state_->run("all_gather", [&] { all_gather_raw(*state_, in.data(), in.count(), out.data()); });
         return out.finish("all_gather");
     }
 
@@ -298,7 +298,7 @@ public:
                                               call_site site = call_site::current()) const {
         check_op<T>("reduce_scatter", op);
         auto [in, out] = scatter_buffers(t, site);
-        state_->run("reduce_scatter", [&] { reduce_scatter_raw(in.data(), out.count(), out.data(), op); });
+        state_->run("reduce_scatter", [&] { reduce_scatter_raw(*state_, in.data(), out.count(), out.data(), op); });
         return out.finish("reduce_scatter");
     }
 
@@ -312,7 +312,7 @@ public:
     [[nodiscard]] work<tensor<T, D>> all_reduce_async(tensor<T, D>&& t, reduce_op op = reduce_op::sum) const {
         check_op<T>("all_reduce", op);
         auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "all_reduce", true);
-        auto done = state_->post([self = *this, data = h->data(), n = h->count(), op] { self.reduce_in_place(data, n, op); });
+        auto done = state_->post([s = state_.get(), data = h->data(), n = h->count(), op] { reduce_in_place(*s, data, n, op); });
         return work<tensor<T, D>>(std::move(done), [h] { return h->finish("all_reduce"); }, "all_reduce", opts().timeout);
     }
 
@@ -321,7 +321,7 @@ public:
     [[nodiscard]] work<tensor<T, D>> broadcast_async(tensor<T, D>&& t, int root = 0) const {
         check_root("broadcast", root);
         auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "broadcast", rank() == root);
-        auto done = state_->post([self = *this, data = h->data(), n = h->count(), root] { self.broadcast_raw(data, n, root); });
+        auto done = state_->post([s = state_.get(), data = h->data(), n = h->count(), root] { broadcast_raw(*s, data, n, root); });
         return work<tensor<T, D>>(std::move(done), [h] { return h->finish("broadcast"); }, "broadcast", opts().timeout);
     }
 
@@ -330,8 +330,8 @@ public:
     [[nodiscard]] work<tensor<T, D>> all_gather_async(tensor<T, D>&& t, call_site site = call_site::current()) const {
         auto buffers = std::make_shared<std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>>>(gather_buffers(t, site));
         t = {};
-        auto done = state_->post([self = *this, buffers] {
-            self.all_gather_raw(buffers->first.data(), buffers->first.count(), buffers->second.data());
+        auto done = state_->post([s = state_.get(), in = buffers->first.data(), n = buffers->first.count(), out = buffers->second.data()] {
+            all_gather_raw(*s, in, n, out);
         });
         return work<tensor<T, D>>(std::move(done), [buffers] { return buffers->second.finish("all_gather"); }, "all_gather",
                                   opts().timeout);
@@ -376,27 +376,27 @@ private:
     // ---- on raw host memory: the handshake, then MPI (called by one thread at a time) ----
 
     template <class T>
-    void reduce_in_place(T* data, std::int64_t n, reduce_op op) const {
-        state_->agree("all_reduce", detail::type_code<T>(), n, static_cast<std::int64_t>(op));
+    static void reduce_in_place(detail::mpi_state& s, T* data, std::int64_t n, reduce_op op) {
+        s.agree("all_reduce", detail::type_code<T>(), n, static_cast<std::int64_t>(op));
         for (std::int64_t at = 0; at < n; at += detail::max_piece) {
             const auto count = std::min(detail::max_piece, n - at);
-            if (opts().deterministic) reduce_ordered(data + at, count, op);
+            if (s.opts().deterministic) reduce_ordered(s, data + at, count, op);
             else
-                state_->check(MPI_Allreduce(MPI_IN_PLACE, data + at, static_cast<int>(count), detail::mpi_type<T>(),
-                                            detail::mpi_op<T>(op), native()),
+                s.check(MPI_Allreduce(MPI_IN_PLACE, data + at, static_cast<int>(count), detail::mpi_type<T>(),
+                                            detail::mpi_op<T>(op), s.comm()),
                               "MPI_Allreduce");
         }
         if constexpr (std::is_floating_point_v<T>)
             if (op == reduce_op::avg)
-                for (std::int64_t i = 0; i < n; ++i) data[i] = data[i] / static_cast<T>(size());
+                for (std::int64_t i = 0; i < n; ++i) data[i] = data[i] / static_cast<T>(s.size());
     }
 
     /// The deterministic all_reduce: rank r receives every rank's r-th chunk
     /// (MPI_Alltoall), combines them in rank order, and the chunks are gathered back;
     /// as much data moves as in a ring all-reduce.
     template <class T>
-    void reduce_ordered(T* data, std::int64_t n, reduce_op op) const {
-        const auto ranks = static_cast<std::int64_t>(size());
+    static void reduce_ordered(detail::mpi_state& s, T* data, std::int64_t n, reduce_op op) {
+        const auto ranks = static_cast<std::int64_t>(s.size());
         const std::int64_t chunk = (n + ranks - 1) / ranks;
         if (chunk == 0) return;
         const auto total = static_cast<std::size_t>(chunk * ranks);
@@ -404,10 +404,10 @@ private:
         const auto mine = std::make_unique<T[]>(static_cast<std::size_t>(chunk));
         std::copy(data, data + n, padded.get());
         const auto type = detail::mpi_type<T>();
-        state_->check(MPI_Alltoall(padded.get(), static_cast<int>(chunk), type, received.get(), static_cast<int>(chunk), type, native()),
+        s.check(MPI_Alltoall(padded.get(), static_cast<int>(chunk), type, received.get(), static_cast<int>(chunk), type, s.comm()),
                       "MPI_Alltoall");
         combine_rows(received.get(), ranks, chunk, mine.get(), op);
-        state_->check(MPI_Allgather(mine.get(), static_cast<int>(chunk), type, padded.get(), static_cast<int>(chunk), type, native()),
+        s.check(MPI_Allgather(mine.get(), static_cast<int>(chunk), type, padded.get(), static_cast<int>(chunk), type, s.comm()),
                       "MPI_Allgather");
         std::copy(padded.get(), padded.get() + n, data);
     }
@@ -419,42 +419,42 @@ private:
     }
 
     template <class T>
-    void broadcast_raw(T* data, std::int64_t n, int root) const {
-        state_->agree("broadcast", detail::type_code<T>(), n, root);
+    static void broadcast_raw(detail::mpi_state& s, T* data, std::int64_t n, int root) {
+        s.agree("broadcast", detail::type_code<T>(), n, root);
         for (std::int64_t at = 0; at < n; at += detail::max_piece)
-            state_->check(MPI_Bcast(data + at, static_cast<int>(std::min(detail::max_piece, n - at)), detail::mpi_type<T>(), root, native()),
+            s.check(MPI_Bcast(data + at, static_cast<int>(std::min(detail::max_piece, n - at)), detail::mpi_type<T>(), root, s.comm()),
                           "MPI_Bcast");
     }
 
     template <class T>
-    void all_gather_raw(const T* in, std::int64_t n, T* out) const {
-        state_->agree("all_gather", detail::type_code<T>(), n, 0);
-        if (n * size() > std::int64_t{INT32_MAX})
-            throw dist_error(state_->where("all_gather") + std::to_string(n) + " elements per rank are more than one MPI call moves; split the tensor");
+    static void all_gather_raw(detail::mpi_state& s, const T* in, std::int64_t n, T* out) {
+        s.agree("all_gather", detail::type_code<T>(), n, 0);
+        if (n * s.size() > std::int64_t{INT32_MAX})
+            throw dist_error(s.where("all_gather") + std::to_string(n) + " elements per rank are more than one MPI call moves; split the tensor");
         if (n == 0) return;
         const auto type = detail::mpi_type<T>();
-        state_->check(MPI_Allgather(in, static_cast<int>(n), type, out, static_cast<int>(n), type, native()), "MPI_Allgather");
+        s.check(MPI_Allgather(in, static_cast<int>(n), type, out, static_cast<int>(n), type, s.comm()), "MPI_Allgather");
     }
 
     template <class T>
-    void reduce_scatter_raw(const T* in, std::int64_t n, T* out, reduce_op op) const {
-        state_->agree("reduce_scatter", detail::type_code<T>(), n, static_cast<std::int64_t>(op));
-        if (n * size() > std::int64_t{INT32_MAX})
-            throw dist_error(state_->where("reduce_scatter") + std::to_string(n) + " elements per rank are more than one MPI call moves; split the tensor");
+    static void reduce_scatter_raw(detail::mpi_state& s, const T* in, std::int64_t n, T* out, reduce_op op) {
+        s.agree("reduce_scatter", detail::type_code<T>(), n, static_cast<std::int64_t>(op));
+        if (n * s.size() > std::int64_t{INT32_MAX})
+            throw dist_error(s.where("reduce_scatter") + std::to_string(n) + " elements per rank are more than one MPI call moves; split the tensor");
         if (n > 0) {
             const auto type = detail::mpi_type<T>();
-            if (opts().deterministic) {
-                const auto received = std::make_unique<T[]>(static_cast<std::size_t>(n * size()));
-                state_->check(MPI_Alltoall(in, static_cast<int>(n), type, received.get(), static_cast<int>(n), type, native()), "MPI_Alltoall");
-                combine_rows(received.get(), size(), n, out, op);
+            if (s.opts().deterministic) {
+                const auto received = std::make_unique<T[]>(static_cast<std::size_t>(n * s.size()));
+                s.check(MPI_Alltoall(in, static_cast<int>(n), type, received.get(), static_cast<int>(n), type, s.comm()), "MPI_Alltoall");
+                combine_rows(received.get(), s.size(), n, out, op);
             } else {
-                state_->check(MPI_Reduce_scatter_block(in, out, static_cast<int>(n), type, detail::mpi_op<T>(op), native()),
+                s.check(MPI_Reduce_scatter_block(in, out, static_cast<int>(n), type, detail::mpi_op<T>(op), s.comm()),
                               "MPI_Reduce_scatter_block");
             }
         }
         if constexpr (std::is_floating_point_v<T>)
             if (op == reduce_op::avg)
-                for (std::int64_t i = 0; i < n; ++i) out[i] = out[i] / static_cast<T>(size());
+                for (std::int64_t i = 0; i < n; ++i) out[i] = out[i] / static_cast<T>(s.size());
     }
 
     std::shared_ptr<detail::mpi_state> state_;

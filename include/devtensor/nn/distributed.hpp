@@ -19,16 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace devtensor::nn {
-
-struct ddp_options {
-    /// Gradients fused into one all-reduce, up to about this many bytes (PyTorch's 25 MiB).
-    std::int64_t bucket_bytes = std::int64_t{25} << 20;
-    /// Whether parameters are broadcast from rank 0 when the wrapper is made.
-    bool broadcast_parameters = true;
-};
-
-namespace detail {
+namespace devtensor::detail {
 
 /// The buckets, which of their gradients are ready, and the all-reduces in flight.
 /// Hooks reach it through a weak pointer: once the wrapper is gone they do nothing.
@@ -73,7 +64,7 @@ struct reducer {
             std::int64_t at = 0;
             for (const std::size_t i : buckets[b].members) {
                 const param_t g = params[i].grad();
-                devtensor::detail::map_checked("distributed_data_parallel", devtensor::detail::copy_element{}, g,
+                map_checked("distributed_data_parallel", copy_element{}, g,
                                                averaged.narrow(0, at, g.numel()).view(g.shape()));
                 at += g.numel();
             }
@@ -98,7 +89,17 @@ struct reducer {
     }
 };
 
-}  // namespace detail
+}  // namespace devtensor::detail
+
+namespace devtensor::nn {
+
+struct ddp_options {
+    /// Gradients fused into one all-reduce, up to about this many bytes (PyTorch's 25 MiB).
+    std::int64_t bucket_bytes = std::int64_t{25} << 20;
+    /// Whether parameters are broadcast from rank 0 when the wrapper is made.
+    bool broadcast_parameters = true;
+};
+
 
 /// A module wrapped for data parallelism over `comm`'s ranks: call it as the module;
 /// backward() through its output averages the gradients over the ranks. Every

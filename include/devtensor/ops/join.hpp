@@ -1,13 +1,37 @@
 // cat and stack: tensors of one element type and one device joined along a
-// dimension, each copied into its slice of the result through the elementwise engine.
+// dimension, each copied into its slice of the result through the elementwise engine;
+// the gradient flows back to each input through its slice.
 #pragma once
 
 #include <devtensor/detail/convert.hpp>  // copy_element
 #include <devtensor/ops/elementwise.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
+
+namespace devtensor::detail {
+DEVTENSOR_BEGIN_TU_NAMESPACE
+/// cat's backward: each input's slice of the gradient.
+template <class T>
+struct cat_node final : node<T> {
+    std::int64_t dim = 0;
+    std::vector<std::int64_t> sizes;
+    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+        std::vector<grad_t<T>> parts;
+        std::int64_t at = 0;
+        for (const std::int64_t size : sizes) {
+            parts.push_back(g.narrow(dim, at, size));
+            at += size;
+        }
+        return parts;
+    }
+};
+DEVTENSOR_END_TU_NAMESPACE
+}  // namespace devtensor::detail
 
 namespace devtensor {
 
@@ -24,7 +48,6 @@ template <class T, class D>
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         const std::string name = "tensors[" + std::to_string(i) + "]";
         detail::check_defined("cat", {{name.c_str(), tensors[i].defined()}});
-        detail::refuse_gradient("cat", tensors[i]);
         detail::check_same_device("cat", detail::operand_of("tensors[0]", first), detail::operand_of(name.c_str(), tensors[i]));
     }
     if (first.dim() == 0) throw shape_error("devtensor::cat: zero-dimensional tensors cannot be joined (stack them)");
@@ -48,6 +71,17 @@ template <class T, class D>
         if (size > 0) detail::map_checked("cat", detail::copy_element{}, out.narrow(static_cast<std::int64_t>(d), at, size), t);
         at += size;
     }
+    if constexpr (std::is_floating_point_v<T>)
+        if (std::any_of(tensors.begin(), tensors.end(), [](const auto& t) { return detail::recording(t); })) {
+            auto n = std::make_shared<detail::cat_node<T>>();
+            n->op = "cat";
+            n->dim = static_cast<std::int64_t>(d);
+            for (const tensor<T, D>& t : tensors) {
+                n->sizes.push_back(t.shape()[d]);
+                n->next.push_back(detail::edge_of(t));
+            }
+            detail::set_history(out, std::shared_ptr<detail::node<T>>(std::move(n)));
+        }
     return out;
 }
 

@@ -1,8 +1,10 @@
 // The MPI benchmark (issue 17): dist::communicator beside its peers in the same run,
 // under mpirun (scripts/bench.sh runs it on 2 and 4 ranks). The implementations of a
-// row run interleaved, rep after rep, so a busy neighbour slows them alike:
+// row run interleaved, in a fresh order each rep, so a busy neighbour slows them alike:
 //   all_reduce  float sum, 4 B ... 256 MiB in place: a bare MPI_Allreduce(MPI_IN_PLACE)
-//               of the same bytes, communicator::all_reduce, and the deterministic mode
+//               of the same bytes, communicator::all_reduce, and the bare call after a
+//               handshake like the communicator's (its floor); then, timed apart, the
+//               deterministic mode
 //   bucket      100 gradients of 256 floats averaged: 100 all_reduce calls, or one
 //               all_reduce of their cat with the slices copied back (as
 //               nn::distributed_data_parallel does)
@@ -12,8 +14,6 @@
 // time per call, and a row's figure the median over the reps. Rank 0 prints
 //   ROW|test|ranks|size|reps=R|batch=B|impl=µs|impl=µs...
 // (and CONFIG|... lines), which bench/report_mpi.py turns into RESULTS-mpi.md.
-#include "bench_common.hpp"  // train_lr
-
 #include <devtensor/devtensor.hpp>
 #include <devtensor/dist/mpi.hpp>
 
@@ -22,12 +22,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace dt = devtensor;
 
 namespace {
+
+/// The training row's SGD learning rate, as bench_common.hpp's train_lr: small, so the
+/// weights drift slowly and no value turns inf, NaN or denormal.
+constexpr double train_lr = 1e-4;
 
 struct implementation {
     const char* name;
@@ -54,7 +60,7 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/// Times the implementations interleaved in about `budget` seconds (at least 5 reps, each
+/// Times the implementations interleaved in about `budget` seconds (at least 7 reps, each
 /// of at least 1 ms where a call is shorter) and prints the row on rank 0.
 void measure(const char* test, const std::string& size, const std::vector<implementation>& impls, double budget) {
     std::vector<double> once;
@@ -66,12 +72,17 @@ void measure(const char* test, const std::string& size, const std::vector<implem
     double per_rep = 0;
     for (double s : once) per_rep += s;
     const int batch = std::clamp(static_cast<int>(1e-3 / per_rep * static_cast<double>(impls.size())), 1, 1000);
-    const int reps = std::clamp(static_cast<int>(budget / (batch * per_rep)), 5, 30);
+    const int reps = std::clamp(static_cast<int>(budget / (batch * per_rep)), 7, 30);
 
     std::vector<double> times(impls.size() * static_cast<std::size_t>(reps));  // [rep][impl]
-    for (int r = 0; r < reps; ++r)
-        for (std::size_t i = 0; i < impls.size(); ++i)
+    std::vector<std::size_t> order(impls.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::mt19937 shuffler(1);  // the same order on every rank
+    for (int r = 0; r < reps; ++r) {
+        std::shuffle(order.begin(), order.end(), shuffler);  // none always runs after the same one
+        for (const std::size_t i : order)
             times[static_cast<std::size_t>(r) * impls.size() + i] = time_batch(impls[i].call, batch);
+    }
     slowest(times);
 
     const int rank = dt::dist::world().rank();
@@ -86,6 +97,16 @@ void measure(const char* test, const std::string& size, const std::vector<implem
     std::fflush(stdout);
 }
 
+/// The communicator's handshake alone (dist/mpi.hpp's agree): eight int64 max-reduced
+/// without blocking, polled with MPI_Test. Beside a bare MPI_Allreduce it is the floor
+/// of a collective that checks its arguments this way.
+void handshake() {
+    std::int64_t v[8] = {1, 2, 3, 4, -1, -2, -3, -4};
+    MPI_Request request{};
+    MPI_Iallreduce(MPI_IN_PLACE, v, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &request);
+    for (int done = 0; !done;) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+}
+
 void all_reduce_rows(const dt::dist::communicator& comm, const dt::dist::communicator& deterministic) {
     for (std::int64_t bytes = 4; bytes <= (std::int64_t{256} << 20); bytes *= 4) {
         const std::int64_t n = bytes / 4;
@@ -93,10 +114,16 @@ void all_reduce_rows(const dt::dist::communicator& comm, const dt::dist::communi
         const auto bare = [&] {
             MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         };
-        measure("all_reduce", std::to_string(bytes), {{"mpi", bare},
+        const double budget = bytes >= (std::int64_t{16} << 20) ? 3.0 : 1.0;
+        measure("all_reduce", std::to_string(bytes),
+                {{"mpi", bare},
                  {"devtensor", [&] { comm.all_reduce(t, dt::dist::reduce_op::sum); }},
-                 {"deterministic", [&] { deterministic.all_reduce(t, dt::dist::reduce_op::sum); }}},
-                bytes >= (std::int64_t{16} << 20) ? 4.0 : 1.5);
+                 {"mpi_handshake", [&] { handshake(), bare(); }}},
+                budget);
+        // Apart: its large allocations, made and freed in each call, slow the call after it
+        // (bare MPI_Allreduce twice as slow at 1 ... 16 MiB), so it is compared with the row above.
+        measure("all_reduce_deterministic", std::to_string(bytes),
+                {{"deterministic", [&] { deterministic.all_reduce(t, dt::dist::reduce_op::sum); }}}, budget);
     }
 }
 
@@ -135,9 +162,9 @@ void train_row(const dt::dist::communicator& comm) {
         opt.step();
     };
     const auto plain = digits_mlp();  // its own parameters: no hook of the wrapper's
-    dt::optim::sgd<float> plain_opt(plain, {.lr = bench::train_lr});
+    dt::optim::sgd<float> plain_opt(plain, {.lr = train_lr});
     const dt::nn::distributed_data_parallel ddp(digits_mlp(), comm);
-    dt::optim::sgd<float> ddp_opt(ddp, {.lr = bench::train_lr});
+    dt::optim::sgd<float> ddp_opt(ddp, {.lr = train_lr});
     measure("train", "b64:64->128->10", {{"plain", [&] { step(plain, plain_opt); }},
              {"ddp", [&] { step(ddp, ddp_opt); }}},
             3.0);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CPU benchmarks: builds devtensor_bench in Release (build-bench/), runs it at
-# 1 thread and at all threads, and writes bench/RESULTS.md and bench/results.png.
+# 1 thread and at all threads, and writes bench/RESULTS.md and bench/results.png; then
+# devtensor_bench_mpi under mpirun on 2 and 4 ranks, for bench/RESULTS-mpi.md.
 #
 # Usage: scripts/bench.sh [Catch2 test spec...]   e.g. scripts/bench.sh "[gemm]"
 #   BENCH_QUICK=1       5 samples per benchmark instead of 15 (for development)
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 ensure_packages cmake make g++ catch2 librandom123-dev libtorch-dev libopenblas-dev libdnnl-dev libblis-dev \
-  python3-matplotlib
+  python3-matplotlib openmpi-bin libopenmpi-dev
 
 start=$SECONDS
 build=${BENCH_BUILD_DIR:-build-bench}
@@ -51,3 +52,21 @@ report_dir=bench
 [ $# -gt 0 ] || [ "${BENCH_QUICK:-0}" = 1 ] && report_dir=$results
 # Debian's python3, which has matplotlib (a pyenv python3 on PATH may not)
 /usr/bin/python3 bench/report.py --out-dir "$report_dir" --elapsed "$((SECONDS - start)) s" "$results"/bench-*.xml
+
+# dist::communicator against bare MPI, under mpirun on 2 and 4 ranks of this machine (bench/bench_mpi.cpp);
+# not in a filtered run. As root mpirun needs the two OMPI_ALLOW_RUN_AS_ROOT variables.
+if [ $# -gt 0 ]; then
+  echo "== MPI: skipped in a filtered run"
+elif ! command -v mpirun >/dev/null 2>&1 || ! cmake --build "$build" --target help | grep devtensor_bench_mpi >/dev/null; then
+  echo "== MPI: skipped, MPI not found (Debian: openmpi-bin libopenmpi-dev)"
+else
+  cmake --build "$build" -j "$(nproc)" --target devtensor_bench_mpi
+  mpi_start=$SECONDS
+  for ranks in 2 4; do
+    echo "== MPI, $ranks ranks"
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
+      mpirun --oversubscribe -np "$ranks" "$build/bench/devtensor_bench_mpi" | tee "$results/mpi-$ranks.txt"
+  done
+  /usr/bin/python3 bench/report_mpi.py --out "$report_dir/RESULTS-mpi.md" --elapsed "$((SECONDS - mpi_start)) s" \
+    "$results"/mpi-2.txt "$results"/mpi-4.txt
+fi

@@ -12,11 +12,11 @@
 # by git); then call the device tool with carry [".deps"], timeout_s 480 and
 #   bash scripts/gpu-check.sh
 #
-# Results under $OUT (10 files):
+# Results under $OUT (11 files):
 #   summary.txt       every step's exit status and seconds, the GPU, the tests'
 #                     and sanitizers' counts, the benchmark's goals met
 #   RESULTS-gpu.md    bench/report_gpu.py's tables: copy it to bench/
-#   bench.txt tests.txt dlpack.txt tour.txt device_query.json memcheck.txt
+#   bench.txt tests.txt nccl.txt dlpack.txt tour.txt device_query.json memcheck.txt
 #   racecheck.txt build.log
 # Exits 0 when every step that ran passed.
 set -uo pipefail
@@ -125,9 +125,15 @@ if cmake --build "$build" --target help 2>/dev/null | grep -q devtensor_tests_dl
 else
   note "devtensor_tests_dlpack_cuda: not configured (no dlpack/dlpack.h; run --prepare where libdlpack-dev is)"
 fi
+if cmake --build "$build" --target help 2>/dev/null | grep -q devtensor_tests_nccl; then
+  targets+=(devtensor_tests_nccl)
+else
+  note "devtensor_tests_nccl: not configured (no libnccl in this CUDA toolkit)"
+fi
 step build 270 "$out/build.log" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" "${keep_going[@]}"
 
 tests="$build/tests/devtensor_tests_cuda"
+nccl="$build/tests/dist/devtensor_tests_nccl"
 dlpack="$build/tests/dlpack/devtensor_tests_dlpack_cuda"
 bench="$build/bench/devtensor_bench_gpu"
 
@@ -140,6 +146,13 @@ if [ -x "$tests" ]; then  # every op waits for its kernels: a fault names the ke
   step launch_blocking 30 "$out/launch_blocking.txt" env DEVTENSOR_LAUNCH_BLOCKING=1 "$tests" \
     -tc="$(gpu_cases tests/test_stream.cpp tests/test_add.cpp | joined)"
   counts "$out/launch_blocking.txt"
+fi
+# NCCL on the lent GPU: one-process and single-rank communicators, DDP on them, and
+# all_reduce's bandwidth (nccl-tests arithmetic, printed into nccl.txt).
+if [ -e "$build/tests/dist/CMakeFiles/devtensor_tests_nccl.dir" ] && built nccl "$nccl"; then
+  step nccl 60 "$out/nccl.txt" "$nccl" -s
+  counts "$out/nccl.txt"
+  grep -E '^NCCL all_reduce' "$out/nccl.txt" >>"$summary"
 fi
 if ((have_dlpack)) && built dlpack "$dlpack"; then
   step dlpack 30 "$out/dlpack.txt" "$dlpack"

@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 ensure_packages cmake make g++ doctest-dev catch2 librandom123-dev libtorch-dev libopenblas-dev \
   libdlpack-dev libmpfr-dev pkg-config python3 python3-venv valgrind clang libclang-rt-14-dev zlib1g-dev \
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev libgloo-dev
 # the handwritten digits that examples/train_digits.cpp trains on (from Debian's python3-sklearn)
 scripts/get-digits.sh >/dev/null || echo "warning: no digits data set; the train_digits test is skipped"
 

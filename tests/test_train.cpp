@@ -102,8 +102,7 @@ TEST_CASE("data_parallel over {cpu} is the module itself: the same bits as train
                          doctest::Contains("listed twice"), dt::error);
 }
 
-TEST_CASE("data_parallel over the CPU and a GPU: the batch split across both, the gradients of the whole batch") {
-    if (dt::cuda_device_count() == 0) return;  // without a GPU: the {cpu} case above
+DEVTENSOR_GPU_TEST_CASE("data_parallel over the CPU and a GPU: the batch split across both, the gradients of the whole batch") {
     {
         dt::generator gen(7);
         auto net = dt::nn::sequential(dt::nn::linear<double>(6, 12, true, gen), dt::nn::tanh{}, dt::nn::linear<double>(12, 2, true, gen));

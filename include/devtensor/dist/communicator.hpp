@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <functional>
-#include <future>
 #include <string>
 #include <utility>
 
@@ -55,52 +54,50 @@ struct options {
 
 /// An asynchronous collective's handle. It holds the tensor the collective was given
 /// (by move: nothing else can touch it mid-flight) and gives it back from wait().
-/// Destroying a handle that was not waited for waits for the collective (it is
+/// Destroying a handle that was not waited for waits for the collective (it may be
 /// writing into memory the handle keeps alive) and drops its error.
 template <class Tensor>
 class work {
 public:
+    /// `done` blocks until the collective has ended, throwing its error or dist_timeout;
+    /// `ready` says without blocking whether it has; `finish` gives the tensor back.
+    work(std::function<void()> done, std::function<bool()> ready, std::function<Tensor()> finish)
+        : done_(std::move(done)), ready_(std::move(ready)), finish_(std::move(finish)) {}
     work() = default;
-    work(std::future<void> done, std::function<Tensor()> finish, std::string what, std::chrono::milliseconds timeout)
-        : done_(std::move(done)), finish_(std::move(finish)), what_(std::move(what)), timeout_(timeout) {}
     work(work&&) noexcept = default;
     work& operator=(work&& other) noexcept {
         if (this != &other) {
             drain();
-            done_ = std::move(other.done_), finish_ = std::move(other.finish_);
-            what_ = std::move(other.what_), timeout_ = other.timeout_;
+            done_ = std::move(other.done_), ready_ = std::move(other.ready_), finish_ = std::move(other.finish_);
         }
         return *this;
     }
     ~work() { drain(); }
 
     /// Whether the collective has finished (wait() will not block).
-    [[nodiscard]] bool completed() const {
-        return done_.valid() && done_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    }
+    [[nodiscard]] bool completed() const { return finish_ && ready_(); }
 
     /// Blocks until the collective is done and returns its tensor; rethrows its
     /// dist_error, or throws dist_timeout when the communicator's timeout passes first.
     [[nodiscard]] Tensor wait() {
-        if (!done_.valid()) throw dist_error("devtensor::dist::work::wait: no collective (waited already, or moved from)");
-        // Twice the timeout: the collective times out on its own after one; the second
-        // covers the collectives queued before it.
-        if (done_.wait_for(2 * timeout_) != std::future_status::ready)
-            throw dist_timeout("devtensor::dist::work::wait: " + what_ + " did not finish within " +
-                               std::to_string(2 * timeout_.count()) + " ms");
-        done_.get();  // its error, if any
-        return std::exchange(finish_, {})();
+        if (!finish_) throw dist_error("devtensor::dist::work::wait: no collective (waited already, or moved from)");
+        auto finish = std::exchange(finish_, {});
+        std::exchange(done_, {})();
+        return finish();
     }
 
 private:
     void drain() noexcept {
-        if (done_.valid()) done_.wait();
+        if (!done_) return;
+        try {
+            std::exchange(done_, {})();
+        } catch (...) {  // nobody asked for the result: its error goes with it
+        }
     }
 
-    std::future<void> done_;
+    std::function<void()> done_;
+    std::function<bool()> ready_;
     std::function<Tensor()> finish_;
-    std::string what_;
-    std::chrono::milliseconds timeout_{};
 };
 
 /// What nn::distributed_data_parallel needs of a communicator.

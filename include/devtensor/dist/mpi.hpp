@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -286,9 +287,9 @@ public:
     /// Every rank's t, stacked: [size(), t's shape...] on t's device.
     template <class T, class D>
     [[nodiscard]] tensor<T, D> all_gather(const tensor<T, D>& t, call_site site = call_site::current()) const {
-        auto [in, out] = gather_buffers(t, site);
-        state_->run("all_gather", [&] { all_gather_raw(*state_, in.data(), in.count(), out.data()); });
-        return out.finish("all_gather");
+        auto buffers = gather_buffers(t, site);
+        state_->run("all_gather", [&] { all_gather_raw(*state_, buffers.first.data(), buffers.first.count(), buffers.second.data()); });
+        return buffers.second.finish("all_gather");
     }
 
     /// t of shape [size(), rest...] combined over the ranks, and this rank's row of
@@ -297,9 +298,11 @@ public:
     [[nodiscard]] tensor<T, D> reduce_scatter(const tensor<T, D>& t, reduce_op op = reduce_op::sum,
                                               call_site site = call_site::current()) const {
         check_op<T>("reduce_scatter", op);
-        auto [in, out] = scatter_buffers(t, site);
-        state_->run("reduce_scatter", [&] { reduce_scatter_raw(*state_, in.data(), out.count(), out.data(), op); });
-        return out.finish("reduce_scatter");
+        auto buffers = scatter_buffers(t, site);
+        state_->run("reduce_scatter", [&] {
+            reduce_scatter_raw(*state_, buffers.first.data(), buffers.second.count(), buffers.second.data(), op);
+        });
+        return buffers.second.finish("reduce_scatter");
     }
 
     /// Returns once every rank has called barrier (or throws dist_timeout).
@@ -313,7 +316,7 @@ public:
         check_op<T>("all_reduce", op);
         auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "all_reduce", true);
         auto done = state_->post([s = state_.get(), data = h->data(), n = h->count(), op] { reduce_in_place(*s, data, n, op); });
-        return work<tensor<T, D>>(std::move(done), [h] { return h->finish("all_reduce"); }, "all_reduce", opts().timeout);
+        return make_work<tensor<T, D>>(std::move(done), [h] { return h->finish("all_reduce"); }, "all_reduce");
     }
 
     /// broadcast without waiting: the tensor comes back from wait().
@@ -322,7 +325,7 @@ public:
         check_root("broadcast", root);
         auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "broadcast", rank() == root);
         auto done = state_->post([s = state_.get(), data = h->data(), n = h->count(), root] { broadcast_raw(*s, data, n, root); });
-        return work<tensor<T, D>>(std::move(done), [h] { return h->finish("broadcast"); }, "broadcast", opts().timeout);
+        return make_work<tensor<T, D>>(std::move(done), [h] { return h->finish("broadcast"); }, "broadcast");
     }
 
     /// all_gather without waiting: the stacked tensor comes from wait().
@@ -333,11 +336,26 @@ public:
         auto done = state_->post([s = state_.get(), in = buffers->first.data(), n = buffers->first.count(), out = buffers->second.data()] {
             all_gather_raw(*s, in, n, out);
         });
-        return work<tensor<T, D>>(std::move(done), [buffers] { return buffers->second.finish("all_gather"); }, "all_gather",
-                                  opts().timeout);
+        return make_work<tensor<T, D>>(std::move(done), [buffers] { return buffers->second.finish("all_gather"); }, "all_gather");
     }
 
 private:
+    /// A handle on a collective posted to the communication thread: its future is ready
+    /// when the thread has run it. Twice the timeout: the collective times out on its own
+    /// after one; the second covers the collectives queued before it.
+    template <class Tensor, class Finish>
+    work<Tensor> make_work(std::future<void> posted, Finish finish, const char* call) const {
+        auto done = std::make_shared<std::future<void>>(std::move(posted));
+        const auto limit = 2 * opts().timeout;
+        auto wait = [done, limit, where = state_->where(call)] {
+            if (done->wait_for(limit) != std::future_status::ready)
+                throw dist_timeout(where + "did not finish within " + std::to_string(limit.count()) + " ms");
+            done->get();
+        };
+        auto ready = [done] { return done->wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+        return work<Tensor>(std::move(wait), std::move(ready), std::move(finish));
+    }
+
     template <class T>
     void check_op(const char* call, reduce_op op) const {
         if (op == reduce_op::avg && !std::is_floating_point_v<T>)

@@ -3,7 +3,8 @@
 // row run interleaved, in a fresh order each rep, so a busy neighbour slows them alike:
 //   all_reduce  float sum, 4 B ... 256 MiB in place: a bare MPI_Allreduce(MPI_IN_PLACE)
 //               of the same bytes, communicator::all_reduce, and the bare call after a
-//               handshake like the communicator's (its floor); then, timed apart, the
+//               handshake like the communicator's (its floor), the communicator without
+//               its handshake (options::checked = false); then, timed apart, the
 //               deterministic mode
 //   bucket      100 gradients of 256 floats averaged: 100 all_reduce calls, or one
 //               all_reduce of their cat with the slices copied back (as
@@ -107,7 +108,8 @@ void handshake() {
     for (int done = 0; !done;) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
 }
 
-void all_reduce_rows(const dt::dist::communicator& comm, const dt::dist::communicator& deterministic) {
+void all_reduce_rows(const dt::dist::communicator& comm, const dt::dist::communicator& unchecked,
+                     const dt::dist::communicator& deterministic) {
     for (std::int64_t bytes = 4; bytes <= (std::int64_t{256} << 20); bytes *= 4) {
         const std::int64_t n = bytes / 4;
         const auto t = dt::zeros<float>({n});  // sums of zeros: no overflow, no denormals
@@ -118,7 +120,8 @@ void all_reduce_rows(const dt::dist::communicator& comm, const dt::dist::communi
         measure("all_reduce", std::to_string(bytes),
                 {{"mpi", bare},
                  {"devtensor", [&] { comm.all_reduce(t, dt::dist::reduce_op::sum); }},
-                 {"mpi_handshake", [&] { handshake(), bare(); }}},
+                 {"mpi_handshake", [&] { handshake(), bare(); }},
+                 {"unchecked", [&] { unchecked.all_reduce(t, dt::dist::reduce_op::sum); }}},
                 budget);
         // Apart: its large allocations, made and freed in each call, slow the call after it
         // (bare MPI_Allreduce twice as slow at 1 ... 16 MiB), so it is compared with the row above.
@@ -177,6 +180,7 @@ int main(int argc, char** argv) {
     dt::set_num_threads(1);  // one core a rank
     const auto world = dt::dist::world();
     const dt::dist::communicator deterministic(MPI_COMM_WORLD, {.deterministic = true});
+    const dt::dist::communicator unchecked(MPI_COMM_WORLD, {.checked = false});
     if (world.rank() == 0) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING];
         int length = 0;
@@ -186,7 +190,7 @@ int main(int argc, char** argv) {
         std::printf("CONFIG|ranks=%d|mpi=%s|compiler=%s\n", world.size(), text.c_str(), __VERSION__);
     }
     const auto start = std::chrono::steady_clock::now();
-    all_reduce_rows(world, deterministic);
+    all_reduce_rows(world, unchecked, deterministic);
     bucket_row(world);
     train_row(world);
     if (world.rank() == 0)

@@ -60,6 +60,12 @@ dist::communicator& deterministic_world() {
     return comm;
 }
 
+/// Without the handshake (options::checked = false): MPI's calls alone.
+dist::communicator& unchecked_world() {
+    static dist::communicator comm(MPI_COMM_WORLD, {.checked = false});
+    return comm;
+}
+
 template <class T>
 void check_all_reduce(const dist::communicator& comm) {
     for (const std::int64_t n : {0, 1, 7, 1000, 65537})
@@ -81,10 +87,12 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 }  // namespace
 
-TEST_CASE("all_reduce of every element type, op and odd size equals the local reference, in both modes") {
+TEST_CASE("all_reduce of every element type, op and odd size equals the local reference, in every mode") {
     const auto world = dist::world();
-    for (const dist::communicator* comm : std::array<const dist::communicator*, 2>{&world, &deterministic_world()}) {
+    for (const dist::communicator* comm :
+         std::array<const dist::communicator*, 3>{&world, &deterministic_world(), &unchecked_world()}) {
         CAPTURE(comm->opts().deterministic);
+        CAPTURE(comm->opts().checked);
         check_all_reduce<bool>(*comm);
         check_all_reduce<std::int8_t>(*comm);
         check_all_reduce<std::uint8_t>(*comm);
@@ -128,7 +136,7 @@ TEST_CASE("broadcast, all_gather and reduce_scatter against the local reference"
     }
     const auto scalar = comm.all_gather(dt::from_values<float>(std::vector<float>{float(comm.rank())}, dt::shape{}));
     CHECK(scalar.shape() == dt::shape{n});
-    for (const dist::communicator* c : std::array<const dist::communicator*, 2>{&comm, &deterministic_world()})
+    for (const dist::communicator* c : std::array<const dist::communicator*, 3>{&comm, &deterministic_world(), &unchecked_world()})
         for (const auto op : {dist::reduce_op::sum, dist::reduce_op::avg, dist::reduce_op::max}) {
             const auto mine = c->reduce_scatter(rank_tensor<float>(comm.rank(), {n, 7}), op);
             const auto all = reduced<float>(n, {n, 7}, op);

@@ -7,16 +7,20 @@
 // gives the others dist_timeout or dist_error instead of a hang, and mismatched
 // shapes are an error on every rank instead of MPI's undefined behaviour. The data
 // then moves with MPI's own blocking collectives (its fastest algorithms). The
-// asynchronous forms run on one communication thread per communicator, so MPI is
-// called by one thread at a time (MPI_THREAD_SERIALIZED).
+// asynchronous forms run on one communication thread per communicator; below
+// MPI_THREAD_MULTIPLE one process-wide lock lets one thread at a time into MPI
+// (MPI_THREAD_SERIALIZED, what dist::init asks for).
 //
-// Tensors on a GPU are staged through host memory (a CUDA-aware MPI is not used yet).
+// A GPU tensor goes to MPI as it is when the MPI says it is CUDA-aware
+// (MPIX_Query_cuda_support); otherwise it is staged through page-locked host buffers,
+// which the communicator keeps for its next collectives.
 #pragma once
 
 #include <devtensor/autograd/graph.hpp>
 #include <devtensor/dist/communicator.hpp>
 #include <devtensor/dist/reduce_order.hpp>
 #include <devtensor/ops/copy.hpp>
+#include <devtensor/stream.hpp>  // synchronize
 
 #ifndef OMPI_SKIP_MPICXX
 #  define OMPI_SKIP_MPICXX 1  // MPI's C API only: the deprecated C++ bindings are not wanted
@@ -25,6 +29,9 @@
 #  define MPICH_SKIP_MPICXX 1
 #endif
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#  include <mpi-ext.h>  // MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
+#endif
 
 #include <algorithm>
 #include <array>
@@ -73,12 +80,60 @@ constexpr std::int64_t type_code() noexcept {
 /// The largest count one MPI call moves (MPI counts are int); larger tensors go in pieces.
 inline constexpr std::int64_t max_piece = std::int64_t{1} << 28;
 
+/// Whether this MPI reads and writes GPU memory itself: built so (Open MPI's
+/// MPIX_CUDA_AWARE_SUPPORT) and running so (MPIX_Query_cuda_support).
+inline bool mpi_cuda_aware() noexcept {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return false;
+#endif
+}
+
+/// Page-locked host buffers kept for the next collectives (cudaHostAlloc costs more
+/// than the copy it serves). take() hands out a buffer that goes back to the list
+/// when its handle is dropped, on whichever thread that is.
+class pinned_buffers : public std::enable_shared_from_this<pinned_buffers> {
+public:
+    std::shared_ptr<void> take(std::size_t bytes) {
+        block b;
+        {
+            const std::lock_guard lock(mutex_);
+            const auto fits = std::ranges::find_if(spare_, [&](const block& s) { return s.bytes >= bytes; });
+            if (fits != spare_.end()) b = std::move(*fits), spare_.erase(fits);
+        }
+        if (!b.memory) b = {devtensor::detail::allocate_pinned(bytes, {"dist staging", call_site::current()}), bytes};
+        void* memory = b.memory.get();
+        return std::shared_ptr<void>(memory, [owner = shared_from_this(), b = std::move(b)](void*) mutable {
+            const std::lock_guard lock(owner->mutex_);
+            owner->spare_.push_back(std::move(b));
+        });
+    }
+
+private:
+    struct block {
+        std::shared_ptr<void> memory;
+        std::size_t bytes = 0;
+    };
+    std::mutex mutex_;
+    std::vector<block> spare_;
+};
+
+/// The lock that keeps every thread of the process (each communicator's caller and
+/// communication thread) out of MPI while another is in it, below MPI_THREAD_MULTIPLE.
+inline std::mutex& serial_mpi() {
+    static std::mutex lock;
+    return lock;
+}
+
 /// What one communicator's handles share: its MPI communicator (a duplicate, so its
 /// traffic never meets the program's own), and the thread that runs its
 /// asynchronous collectives in the order they were posted.
 class mpi_state {
 public:
-    mpi_state(MPI_Comm parent, options opt) : opt_(opt) {
+    mpi_state(MPI_Comm parent, options opt) : opt_(opt), cuda_aware_(mpi_cuda_aware()) {
+        MPI_Query_thread(&thread_level_);
+        const auto serial = exclusive();
         check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
         MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
         MPI_Comm_rank(comm_, &rank_);
@@ -95,13 +150,20 @@ public:
         if (worker_.joinable()) worker_.join();
         int finalized = 0;
         MPI_Finalized(&finalized);
-        if (!finalized && broken_.empty()) MPI_Comm_free(&comm_);  // a broken one may have a request pending
+        if (!finalized && broken_.empty()) {  // a broken one may have a request pending
+            const auto serial = exclusive();
+            MPI_Comm_free(&comm_);
+        }
     }
 
     int rank() const noexcept { return rank_; }
     int size() const noexcept { return size_; }
     const options& opts() const noexcept { return opt_; }
     MPI_Comm comm() const noexcept { return comm_; }
+    bool cuda_aware() const noexcept { return cuda_aware_; }
+
+    /// A page-locked host buffer of at least `bytes`, for staging a GPU tensor.
+    std::shared_ptr<void> staging(std::size_t bytes) { return spare_->take(bytes); }
 
     /// Runs f (which calls MPI) on this thread once every queued collective is done.
     template <class F>
@@ -110,11 +172,16 @@ public:
         if (!idle_.wait_for(lock, 2 * opt_.timeout, [&] { return pending_ == 0; }))
             throw dist_timeout(where(call) + "the collectives posted before it did not finish within " +
                                std::to_string(2 * opt_.timeout.count()) + " ms");
+        const auto serial = exclusive();
         f();  // under the lock: nothing is posted meanwhile
     }
 
     /// Queues f for the communication thread; the future reports its end or its error.
     std::future<void> post(std::function<void()> f) {
+        if (thread_level_ < MPI_THREAD_SERIALIZED)
+            throw dist_error(std::string("devtensor::dist: the asynchronous collectives call MPI from a communication "
+                                         "thread, which needs MPI_THREAD_SERIALIZED; MPI was started with a lower level "
+                                         "(start it with dist::init, or MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...))"));
         auto task = std::make_shared<std::packaged_task<void()>>(std::move(f));
         auto done = task->get_future();
         {
@@ -147,12 +214,16 @@ public:
     /// collective with the same element type, count and argument; throws otherwise.
     void agree(const char* call, std::int64_t type, std::int64_t count, std::int64_t argument) {
         if (!broken_.empty()) throw dist_error(where(call) + "the communicator is broken: " + broken_);
+        if (!opt_.checked) return;
         std::int64_t call_code = 0;  // the call's name as a number (a byte-wise polynomial)
         for (const char* c = call; *c != '\0'; ++c) call_code = (call_code * 131 + *c) % 1000000007;
-        std::array<std::int64_t, 8> v{call_code, type, count, argument, -call_code, -type, -count, -argument};
+        auto held = std::make_unique<std::array<std::int64_t, 8>>(
+            std::array<std::int64_t, 8>{call_code, type, count, argument, -call_code, -type, -count, -argument});
+        auto& v = *held;
         MPI_Request request{};
         check(MPI_Iallreduce(MPI_IN_PLACE, v.data(), 8, MPI_INT64_T, MPI_MAX, comm_, &request), "MPI_Iallreduce");
         if (!finished(request)) {
+            (void)held.release();  // the pending request may still write it: left to MPI
             broken_ = std::string(call) + " timed out";
             throw dist_timeout(where(call) + "the other ranks did not join within " + std::to_string(opt_.timeout.count()) +
                                " ms: one has stalled, thrown, or called another collective");
@@ -186,6 +257,11 @@ private:
         }
     }
 
+    /// serial_mpi() held, unless MPI allows every thread in at once.
+    std::unique_lock<std::mutex> exclusive() const {
+        return thread_level_ < MPI_THREAD_MULTIPLE ? std::unique_lock(serial_mpi()) : std::unique_lock<std::mutex>();
+    }
+
     void serve() {
         for (;;) {
             std::function<void()> task;
@@ -196,7 +272,10 @@ private:
                 task = std::move(tasks_.front());
                 tasks_.pop_front();
             }
-            task();  // a packaged_task: its exception goes to its future
+            {
+                const auto serial = exclusive();
+                task();  // a packaged_task: its exception goes to its future
+            }
             {
                 const std::lock_guard lock(queue_mutex_);
                 --pending_;
@@ -208,7 +287,11 @@ private:
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, size_ = 1;
     options opt_;
+    bool cuda_aware_ = false;
+    int thread_level_ = MPI_THREAD_SINGLE;  ///< MPI_Query_thread's
     std::string broken_;  ///< why, once a timeout has left a request pending
+
+    std::shared_ptr<pinned_buffers> spare_ = std::make_shared<pinned_buffers>();
 
     std::mutex queue_mutex_;
     std::condition_variable queued_, idle_;
@@ -218,33 +301,59 @@ private:
     std::thread worker_;
 };
 
-/// A tensor's elements as contiguous host memory that MPI reads and writes: the
-/// tensor's own storage when it is a contiguous CPU tensor, else a copy made here and
-/// written back by finish() (both on the calling thread: no tensor op runs on the
-/// communication thread).
+/// A tensor's elements as contiguous memory that MPI reads and writes: the tensor's
+/// own storage when it is contiguous on the CPU (or on a GPU, for a CUDA-aware MPI);
+/// else a copy made here and written back by finish(): on the host for a CPU tensor,
+/// in one of the communicator's page-locked buffers for a GPU tensor. Both on the
+/// calling thread: no tensor op runs on the communication thread.
 template <class T, class D>
 struct host_elements {
     tensor<T, D> target;
-    tensor<T, cpu_device> host;
+    tensor<T, D> dense;             ///< target, or its contiguous copy on its device
+    tensor<T, cpu_device> host;     ///< a CPU target's contiguous copy
+    std::shared_ptr<void> staging;  ///< a GPU target's page-locked copy
+    T* elements = nullptr;
 
-    host_elements(tensor<T, D> t, const char* call, bool read) : target(std::move(t)) {
+    /// `host_math`: the host computes on the elements too (avg's division, the
+    /// deterministic fold), so a GPU tensor is staged even for a CUDA-aware MPI.
+    host_elements(mpi_state& s, tensor<T, D> t, const char* call, bool read, bool host_math = false)
+        : target(std::move(t)) {
         if (!target.defined())
             throw error(std::string("devtensor::dist::") + call + ": the tensor is undefined (default-constructed or moved from)");
         const no_grad off;
-        if (read || !(target.is_contiguous() && target.is_cpu())) host = target.contiguous().to(cpu_device{});
-        else host = target.to(cpu_device{});
+        if (target.is_cpu()) {
+            host = target.contiguous().to(cpu_device{});
+            elements = host.data();
+            return;
+        }
+        dense = target.contiguous();
+        if (s.cuda_aware() && !host_math) {  // MPI reads the GPU's memory once the ops that write it are done
+            synchronize(dense.device());
+            elements = dense.data();
+            return;
+        }
+        staging = s.staging(bytes());
+        elements = static_cast<T*>(staging.get());
+        if (read)
+            devtensor::detail::copy_bytes(elements, device(), dense.data(), device(dense.device()), bytes(),
+                                          {call, call_site::current(), true});
     }
-    T* data() const noexcept { return host.data(); }
-    std::int64_t count() const noexcept { return host.numel(); }
+    T* data() const noexcept { return elements; }
+    std::int64_t count() const noexcept { return target.numel(); }
+    std::size_t bytes() const noexcept { return sizeof(T) * static_cast<std::size_t>(count()); }
+
     /// The elements back into the tensor when they were copied; bumps its version.
     tensor<T, D> finish(const char* call) {
         const no_grad off;
-        if (host.data() != target.data()) {
-            if (target.is_cpu()) devtensor::detail::map_out(call, devtensor::detail::copy_element{}, target, host);
-            else devtensor::detail::map_out(call, devtensor::detail::copy_element{}, target, host.to(target.device()));
-        } else {
+        if (staging)
+            devtensor::detail::copy_bytes(dense.data(), device(dense.device()), elements, device(), bytes(),
+                                          {call, call_site::current(), true});
+        if (target.is_cpu() && host.data() != target.data())
+            devtensor::detail::map_out(call, devtensor::detail::copy_element{}, target, host);
+        else if (!target.is_cpu() && !dense.is_same(target))
+            devtensor::detail::map_out(call, devtensor::detail::copy_element{}, target, dense);
+        else
             ++devtensor::detail::autograd_access::version(target);
-        }
         return std::move(target);
     }
 };
@@ -270,7 +379,7 @@ public:
     template <class T, class D>
     void all_reduce(const tensor<T, D>& t, reduce_op op = reduce_op::sum) const {
         check_op<T>("all_reduce", op);
-        detail::host_elements<T, D> h(t, "all_reduce", true);
+        detail::host_elements<T, D> h(*state_, t, "all_reduce", true, host_math(op));
         state_->run("all_reduce", [&] { reduce_in_place(*state_, h.data(), h.count(), op); });
         h.finish("all_reduce");
     }
@@ -279,7 +388,7 @@ public:
     template <class T, class D>
     void broadcast(const tensor<T, D>& t, int root = 0) const {
         check_root("broadcast", root);
-        detail::host_elements<T, D> h(t, "broadcast", rank() == root);
+        detail::host_elements<T, D> h(*state_, t, "broadcast", rank() == root);
         state_->run("broadcast", [&] { broadcast_raw(*state_, h.data(), h.count(), root); });
         h.finish("broadcast");
     }
@@ -298,7 +407,7 @@ public:
     [[nodiscard]] tensor<T, D> reduce_scatter(const tensor<T, D>& t, reduce_op op = reduce_op::sum,
                                               call_site site = call_site::current()) const {
         check_op<T>("reduce_scatter", op);
-        auto buffers = scatter_buffers(t, site);
+        auto buffers = scatter_buffers(t, op, site);
         state_->run("reduce_scatter", [&] {
             reduce_scatter_raw(*state_, buffers.first.data(), buffers.second.count(), buffers.second.data(), op);
         });
@@ -314,8 +423,9 @@ public:
     template <class T, class D>
     [[nodiscard]] work<tensor<T, D>> all_reduce_async(tensor<T, D>&& t, reduce_op op = reduce_op::sum) const {
         check_op<T>("all_reduce", op);
-        auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "all_reduce", true);
-        auto done = state_->post([s = state_.get(), data = h->data(), n = h->count(), op] { reduce_in_place(*s, data, n, op); });
+        auto h = std::make_shared<detail::host_elements<T, D>>(*state_, std::move(t), "all_reduce", true, host_math(op));
+        // The task holds the buffers too: after a timeout MPI may still be writing them.
+        auto done = state_->post([s = state_.get(), h, op] { reduce_in_place(*s, h->data(), h->count(), op); });
         return make_work<tensor<T, D>>(std::move(done), [h] { return h->finish("all_reduce"); }, "all_reduce");
     }
 
@@ -323,8 +433,8 @@ public:
     template <class T, class D>
     [[nodiscard]] work<tensor<T, D>> broadcast_async(tensor<T, D>&& t, int root = 0) const {
         check_root("broadcast", root);
-        auto h = std::make_shared<detail::host_elements<T, D>>(std::move(t), "broadcast", rank() == root);
-        auto done = state_->post([s = state_.get(), data = h->data(), n = h->count(), root] { broadcast_raw(*s, data, n, root); });
+        auto h = std::make_shared<detail::host_elements<T, D>>(*state_, std::move(t), "broadcast", rank() == root);
+        auto done = state_->post([s = state_.get(), h, root] { broadcast_raw(*s, h->data(), h->count(), root); });
         return make_work<tensor<T, D>>(std::move(done), [h] { return h->finish("broadcast"); }, "broadcast");
     }
 
@@ -333,8 +443,8 @@ public:
     [[nodiscard]] work<tensor<T, D>> all_gather_async(tensor<T, D>&& t, call_site site = call_site::current()) const {
         auto buffers = std::make_shared<std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>>>(gather_buffers(t, site));
         t = {};
-        auto done = state_->post([s = state_.get(), in = buffers->first.data(), n = buffers->first.count(), out = buffers->second.data()] {
-            all_gather_raw(*s, in, n, out);
+        auto done = state_->post([s = state_.get(), buffers] {
+            all_gather_raw(*s, buffers->first.data(), buffers->first.count(), buffers->second.data());
         });
         return make_work<tensor<T, D>>(std::move(done), [buffers] { return buffers->second.finish("all_gather"); }, "all_gather");
     }
@@ -356,6 +466,9 @@ private:
         return work<Tensor>(std::move(wait), std::move(ready), std::move(finish));
     }
 
+    /// Whether the host computes on a reduction's elements (see host_elements).
+    bool host_math(reduce_op op) const noexcept { return op == reduce_op::avg || opts().deterministic; }
+
     template <class T>
     void check_op(const char* call, reduce_op op) const {
         if (op == reduce_op::avg && !std::is_floating_point_v<T>)
@@ -371,24 +484,24 @@ private:
     template <class T, class D>
     std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>> gather_buffers(const tensor<T, D>& t,
                                                                                       call_site site) const {
-        detail::host_elements<T, D> in(t, "all_gather", true);
+        detail::host_elements<T, D> in(*state_, t, "all_gather", true);
         std::vector<std::int64_t> dims{size()};
         for (std::size_t d = 0; d < t.shape().rank(); ++d) dims.push_back(t.shape()[d]);
         tensor<T, D> out(devtensor::shape(dims), t.device(), origin{"all_gather", site});
-        return {std::move(in), detail::host_elements<T, D>(std::move(out), "all_gather", false)};
+        return {std::move(in), detail::host_elements<T, D>(*state_, std::move(out), "all_gather", false)};
     }
 
     template <class T, class D>
-    std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>> scatter_buffers(const tensor<T, D>& t,
+    std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>> scatter_buffers(const tensor<T, D>& t, reduce_op op,
                                                                                        call_site site) const {
-        detail::host_elements<T, D> in(t, "reduce_scatter", true);
+        detail::host_elements<T, D> in(*state_, t, "reduce_scatter", true, host_math(op));
         if (t.shape().rank() == 0 || t.shape()[0] != size())
             throw shape_error(state_->where("reduce_scatter") + "the tensor must have shape [" + std::to_string(size()) +
                               ", ...] (one row per rank), not " + t.shape().to_string());
         std::vector<std::int64_t> dims;
         for (std::size_t d = 1; d < t.shape().rank(); ++d) dims.push_back(t.shape()[d]);
         tensor<T, D> out(devtensor::shape(dims), t.device(), origin{"reduce_scatter", site});
-        return {std::move(in), detail::host_elements<T, D>(std::move(out), "reduce_scatter", false)};
+        return {std::move(in), detail::host_elements<T, D>(*state_, std::move(out), "reduce_scatter", false, host_math(op))};
     }
 
     // ---- on raw host memory: the handshake, then MPI (called by one thread at a time) ----
@@ -418,9 +531,9 @@ private:
         const std::int64_t chunk = (n + ranks - 1) / ranks;
         if (chunk == 0) return;
         const auto total = static_cast<std::size_t>(chunk * ranks);
-        const auto padded = std::make_unique<T[]>(total), received = std::make_unique<T[]>(total);  // zeroed
-        const auto mine = std::make_unique<T[]>(static_cast<std::size_t>(chunk));
-        std::copy(data, data + n, padded.get());
+        const auto padded = std::make_unique_for_overwrite<T[]>(total), received = std::make_unique_for_overwrite<T[]>(total);
+        const auto mine = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(chunk));
+        std::fill(std::copy(data, data + n, padded.get()), padded.get() + total, T{});  // the last chunk's padding
         const auto type = detail::mpi_type<T>();
         s.check(MPI_Alltoall(padded.get(), static_cast<int>(chunk), type, received.get(), static_cast<int>(chunk), type, s.comm()),
                       "MPI_Alltoall");
@@ -462,7 +575,7 @@ private:
         if (n > 0) {
             const auto type = detail::mpi_type<T>();
             if (s.opts().deterministic) {
-                const auto received = std::make_unique<T[]>(static_cast<std::size_t>(n * s.size()));
+                const auto received = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(n * s.size()));
                 s.check(MPI_Alltoall(in, static_cast<int>(n), type, received.get(), static_cast<int>(n), type, s.comm()), "MPI_Alltoall");
                 combine_rows(received.get(), s.size(), n, out, op);
             } else {

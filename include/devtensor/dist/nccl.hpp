@@ -12,6 +12,7 @@
 // Compiled and linked in the CUDA build; run on one lent GPU only (see README).
 #pragma once
 
+#include <devtensor/autograd/graph.hpp>  // autograd_access::version
 #include <devtensor/backend/cuda/runtime.hpp>
 #include <devtensor/dist/communicator.hpp>
 #include <devtensor/stream.hpp>
@@ -19,6 +20,7 @@
 
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -65,7 +67,20 @@ public:
     nccl_state(const nccl_state&) = delete;
     nccl_state& operator=(const nccl_state&) = delete;
     ~nccl_state() {
-        for (ncclComm_t c : comms) (void)(broken.empty() ? ncclCommDestroy(c) : ncclCommAbort(c));
+        if (!broken.empty()) return;  // aborted already
+        // Finalising is collective across a process's communicators: one group for all.
+        (void)ncclGroupStart();
+        for (ncclComm_t c : comms) (void)ncclCommFinalize(c);
+        (void)ncclGroupEnd();
+        for (ncclComm_t c : comms) (void)ncclCommDestroy(c);
+    }
+
+    /// Marks the communicator broken and aborts NCCL's communicators, so that no kernel
+    /// waits forever for a rank that will not come.
+    void abort(std::string why) {
+        broken = std::move(why);
+        for (ncclComm_t c : comms) (void)ncclCommAbort(c);
+        comms.clear();
     }
 
     std::string where(const char* call) const {
@@ -99,11 +114,16 @@ public:
     }
 
     /// Whether every event has passed (NCCL's asynchronous errors are thrown).
-    bool passed(const std::vector<cudaEvent_t>& events, const char* call) const {
+    bool passed(const std::vector<cudaEvent_t>& events, const char* call) {
+        check_usable(call);
         for (std::size_t k = 0; k < events.size(); ++k) {
             ncclResult_t async = ncclSuccess;
             check(ncclCommGetAsyncError(comms[k], &async), call, "ncclCommGetAsyncError", comms[k]);
-            check(async, call, "the collective", comms[k]);
+            if (async != ncclSuccess && async != ncclInProgress) {
+                const std::string message = where(call) + "the collective failed: " + ncclGetErrorString(async);
+                abort(std::string(call) + " failed");
+                throw dist_error(message);
+            }
             const cudaError_t e = cudaEventQuery(events[k]);
             if (e == cudaErrorNotReady) return false;
             DEVTENSOR_CUDA_CHECK(e);
@@ -116,9 +136,7 @@ public:
         const auto deadline = std::chrono::steady_clock::now() + opt.timeout;
         for (int polls = 0; !passed(events, call); ++polls) {
             if (std::chrono::steady_clock::now() > deadline) {
-                broken = std::string(call) + " timed out";
-                for (ncclComm_t c : comms) (void)ncclCommAbort(c);
-                comms.clear();
+                abort(std::string(call) + " timed out");
                 throw dist_timeout(where(call) + "did not finish within " + std::to_string(opt.timeout.count()) +
                                    " ms: a rank has stalled, thrown, or called another collective");
             }
@@ -139,6 +157,8 @@ public:
         for (const device& d : devices) {
             if (!d.is_cuda()) throw device_mismatch("devtensor::dist::nccl_communicator: NCCL drives CUDA devices, not " + to_string(d));
             require_available(d, "nccl_communicator");
+            if (std::ranges::find(state_->ordinals, d.index()) != state_->ordinals.end())
+                throw dist_error("devtensor::dist::nccl_communicator: " + to_string(d) + " is listed twice (NCCL would hang)");
             state_->ordinals.push_back(d.index());
         }
         state_->ranks = static_cast<int>(devices.size());
@@ -169,6 +189,7 @@ public:
         const devtensor::detail::cudart::device_guard guard(dev.index());
         state_->comms.resize(1);
         state_->check(ncclCommInitRank(&state_->comms[0], state_->ranks, id, state_->first_rank), "init", "ncclCommInitRank");
+        comm.barrier();  // and every rank is out of it before any launches a collective (jax#11637)
     }
 
     /// This process's rank (its first device's in the one-process form) and the number of NCCL ranks.
@@ -181,6 +202,7 @@ public:
     void all_reduce(const std::vector<tensor<T, D>>& per_device, reduce_op op = reduce_op::sum) const {
         enqueue_reduce("all_reduce", per_device, op);
         state_->wait(*state_->mark(), "all_reduce");
+        written(per_device);
     }
     template <class T, class D>
     void all_reduce(const tensor<T, D>& t, reduce_op op = reduce_op::sum) const {
@@ -198,6 +220,7 @@ public:
                                  state_->comms[k], s);
         });
         state_->wait(*state_->mark(), "broadcast");
+        written(per_device);
     }
     template <class T, class D>
     void broadcast(const tensor<T, D>& t, int root = 0) const {
@@ -243,6 +266,7 @@ public:
         std::vector<tensor<float, device>> ones;
         for (const int ordinal : state_->ordinals) {
             tensor<float, device> one({1}, device(cuda_device{ordinal}));
+            const devtensor::detail::cudart::device_guard guard(ordinal);
             DEVTENSOR_CUDA_CHECK(cudaMemsetAsync(one.data(), 0, sizeof(float), devtensor::detail::cudart::stream(ordinal)));
             ones.push_back(one);
         }
@@ -254,6 +278,7 @@ public:
     template <class T, class D>
     [[nodiscard]] work<tensor<T, D>> all_reduce_async(tensor<T, D>&& t, reduce_op op = reduce_op::sum) const {
         enqueue_reduce("all_reduce", std::vector<tensor<T, D>>{t}, op);
+        written(std::vector<tensor<T, D>>{t});
         auto events = state_->mark();
         auto state = state_;
         return work<tensor<T, D>>([state, events] { state->wait(*events, "all_reduce"); },
@@ -306,6 +331,12 @@ private:
             return ncclAllReduce(ts[k].data(), ts[k].data(), static_cast<std::size_t>(ts[k].numel()), detail::nccl_type<T>(),
                                  detail::nccl_op<T>(op), state_->comms[k], s);
         });
+    }
+
+    /// The tensors were written in place: their version moves on (as MPI's finish()).
+    template <class T, class D>
+    static void written(const std::vector<tensor<T, D>>& ts) {
+        for (const auto& t : ts) ++devtensor::detail::autograd_access::version(t);
     }
 
     /// f(k, stream of device k) for every local device, inside one NCCL group.

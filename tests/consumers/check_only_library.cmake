@@ -7,8 +7,9 @@ function(devtensor_check_only_library dir)
     message(FATAL_ERROR "devtensor added subdirectories to the consumer's build: ${subdirs}")
   endif()
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
-  # devtensor_warnings is an INTERFACE target that builds nothing (flags for devtensor's own targets)
-  list(REMOVE_ITEM targets devtensor devtensor_cuda devtensor_warnings)
+  # the library's INTERFACE targets (devtensor::cuda, ::mpi, ::nccl), and devtensor_warnings
+  # (flags for devtensor's own targets): none builds anything
+  list(REMOVE_ITEM targets devtensor devtensor_cuda devtensor_mpi devtensor_nccl devtensor_warnings)
   if(targets)
     message(FATAL_ERROR "devtensor added targets to the consumer's build: ${targets}")
   endif()

@@ -5,37 +5,13 @@
 // Usage: train_digits [data/digits.csv.gz]
 #include <devtensor/devtensor.hpp>
 
-#include <zlib.h>
+#include "digits.hpp"  // read_digits
 
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <sstream>
-#include <string>
 #include <vector>
 
 namespace dt = devtensor;
-
-namespace {
-/// The rows of the gzip-compressed CSV: 64 pixels (0 ... 16) and a label each.
-void read_digits(const char* path, std::vector<float>& pixels, std::vector<std::int64_t>& labels) {
-    gzFile file = gzopen(path, "rb");
-    if (file == nullptr) {
-        std::fprintf(stderr, "cannot open %s (run scripts/get-digits.sh)\n", path);
-        std::exit(2);
-    }
-    char line[4096];
-    while (gzgets(file, line, sizeof line) != nullptr) {
-        std::stringstream row(line);
-        std::string cell;
-        std::vector<float> values;
-        while (std::getline(row, cell, ',')) values.push_back(std::stof(cell));
-        if (values.size() != 65) continue;
-        for (int i = 0; i < 64; ++i) pixels.push_back(values[static_cast<std::size_t>(i)] / 16.0f);
-        labels.push_back(static_cast<std::int64_t>(values[64]));
-    }
-    gzclose(file);
-}
-}  // namespace
 
 int main(int argc, char** argv) {
     std::vector<float> pixels;

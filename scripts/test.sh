@@ -7,9 +7,12 @@
 #     reference and DLPack tests, detail/math.hpp against MPFR, compile-fail
 #     tests, self-contained headers, consumer projects (find_package,
 #     add_subdirectory, FetchContent, CUDA, pkg-config), the headers under
-#     strict warnings with g++ and clang++, and device_query --json. The CUDA
-#     build links nvcc and g++ files passing tensors, layers and generators
-#     across. GPU cases skip without a GPU.
+#     strict warnings with g++ and clang++, and device_query --json; the MPI
+#     tests (Open MPI, 2 and 4 ranks; a rank that dies; libtorch's ProcessGroupGloo
+#     as the reference, with libgloo-dev; the data_parallel example on 1 and 4
+#     processes) and the NCCL tests' nvcc build. The CUDA build (its test files'
+#     host side at -O1) links nvcc and g++ files passing tensors, layers and
+#     generators across. GPU cases skip without a GPU.
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
 #  3. the threaded part of the CPU suite (the pool and the parallel engines) under
 #     ThreadSanitizer, multi-threaded on devtensor's own pool;

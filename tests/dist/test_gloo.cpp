@@ -10,6 +10,8 @@
 #include <devtensor/dist/mpi.hpp>
 #include <devtensor/nn/distributed.hpp>
 
+#include "regression.hpp"
+
 #include <doctest/doctest.h>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
@@ -36,17 +38,8 @@ namespace {
 
 std::string store_path;  // argv[1]
 
-/// The net and the batch of test_mpi.cpp's DDP tests: 6→16→1, seed 5; 24 rows, seed 11.
-auto regression_net() {
-    dt::generator gen(5);
-    return dt::nn::sequential(dt::nn::linear<double>(6, 16, true, gen), dt::nn::tanh{}, dt::nn::linear<double>(16, 1, true, gen));
-}
-std::pair<dt::tensor<double, dt::cpu_device>, dt::tensor<double, dt::cpu_device>> regression_data() {
-    dt::generator gen(11);
-    auto X = dt::randn<double>({24, 6}, dt::cpu_device{}, gen);
-    auto y = dt::randn<double>({24, 1}, dt::cpu_device{}, gen);
-    return {X, y};
-}
+using dist_tests::regression_data;
+using dist_tests::regression_net;
 
 template <class D>
 torch::Tensor to_torch(const dt::tensor<double, D>& t) {

@@ -7,6 +7,8 @@
 #include <devtensor/dist/mpi.hpp>
 #include <devtensor/nn/distributed.hpp>
 
+#include "regression.hpp"
+
 #include <doctest/doctest.h>
 
 #include <array>
@@ -224,19 +226,8 @@ TEST_CASE("a rank that never joins gives the others dist_timeout within the time
 }
 
 namespace {
-/// The regression net of the equivalence tests, the same on every rank (seed 5).
-auto regression_net() {
-    dt::generator gen(5);
-    return dt::nn::sequential(dt::nn::linear<double>(6, 16, true, gen), dt::nn::tanh{}, dt::nn::linear<double>(16, 1, true, gen));
-}
-
-/// The whole batch: 24 rows (2 and 4 ranks take 12 and 6 each).
-std::pair<dt::tensor<double, dt::cpu_device>, dt::tensor<double, dt::cpu_device>> regression_data() {
-    dt::generator gen(11);
-    auto X = dt::randn<double>({24, 6}, dt::cpu_device{}, gen);
-    auto y = dt::randn<double>({24, 1}, dt::cpu_device{}, gen);
-    return {X, y};
-}
+using dist_tests::regression_data;
+using dist_tests::regression_net;
 
 template <class Net>
 std::vector<double> weights(const Net& net) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace devtensor::dist {
@@ -113,5 +114,19 @@ concept Communicator = requires(const C& c, tensor<float, device>& t, tensor<flo
     c.broadcast(t, 0);
     c.all_reduce_async(std::move(moved), reduce_op::avg).wait();
 };
+
+namespace detail {
+/// The argument checks every backend makes; `where` names the call and the rank.
+template <class T>
+void check_op(const std::string& where, reduce_op op) {
+    if (op == reduce_op::avg && !std::is_floating_point_v<T>)
+        throw dist_error(where + "avg needs floating-point elements (got " + devtensor::detail::dtype_of<T> +
+                         "); use sum and divide");
+}
+inline void check_root(const std::string& where, int root, int size) {
+    if (root < 0 || root >= size)
+        throw dist_error(where + "root " + std::to_string(root) + " is not a rank (0 ... " + std::to_string(size - 1) + ")");
+}
+}  // namespace detail
 
 }  // namespace devtensor::dist

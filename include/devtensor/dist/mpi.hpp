@@ -470,16 +470,8 @@ private:
     bool host_math(reduce_op op) const noexcept { return op == reduce_op::avg || opts().deterministic; }
 
     template <class T>
-    void check_op(const char* call, reduce_op op) const {
-        if (op == reduce_op::avg && !std::is_floating_point_v<T>)
-            throw dist_error(state_->where(call) + "avg needs floating-point elements (got " +
-                             devtensor::detail::dtype_of<T> + "); use sum and divide");
-    }
-    void check_root(const char* call, int root) const {
-        if (root < 0 || root >= size())
-            throw dist_error(state_->where(call) + "root " + std::to_string(root) + " is not a rank (0 ... " +
-                             std::to_string(size() - 1) + ")");
-    }
+    void check_op(const char* call, reduce_op op) const { detail::check_op<T>(state_->where(call), op); }
+    void check_root(const char* call, int root) const { detail::check_root(state_->where(call), root, size()); }
 
     template <class T, class D>
     std::pair<detail::host_elements<T, D>, detail::host_elements<T, D>> gather_buffers(const tensor<T, D>& t,

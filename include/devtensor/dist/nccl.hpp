@@ -212,7 +212,7 @@ public:
     /// The root rank's tensor copied into every other rank's, in place.
     template <class T, class D>
     void broadcast(const std::vector<tensor<T, D>>& per_device, int root = 0) const {
-        if (root < 0 || root >= size()) throw dist_error(state_->where("broadcast") + "root " + std::to_string(root) + " is not a rank");
+        detail::check_root(state_->where("broadcast"), root, size());
         check_tensors("broadcast", per_device);
         group("broadcast", per_device.size(), [&](std::size_t k, cudaStream_t s) {
             const auto& t = per_device[k];
@@ -297,11 +297,7 @@ private:
     }
 
     template <class T>
-    void check_op(const char* call, reduce_op op) const {
-        if (op == reduce_op::avg && !std::is_floating_point_v<T>)
-            throw dist_error(state_->where(call) + "avg needs floating-point elements (got " +
-                             devtensor::detail::dtype_of<T> + "); use sum and divide");
-    }
+    void check_op(const char* call, reduce_op op) const { detail::check_op<T>(state_->where(call), op); }
 
     /// One dense CUDA tensor per local device, on that device, all of one size.
     template <class T, class D>

@@ -140,6 +140,34 @@ TEST_CASE_TEMPLATE("matmul and linear: the same bits at 1, 2 and 7 threads as th
     }
 }
 
+TEST_CASE_TEMPLATE("batched matmul: each matrix the bits of its own 2-D matmul, split by matrices or within them",
+                   T, float, double) {
+    saved_threads saved;
+    // batch counts that take both paths at 2, 3 and 7 threads (whole matrices to a
+    // thread, or each GEMM over the threads); both GEMV-order and GEMM-order matrices.
+    for (const mnk& s : std::vector<mnk>{{20, 30, 40}, {5, 70, 300}, {33, 17, 385}}) {
+        for (const std::int64_t batch : {1, 2, 3, 6, 14, 28}) {
+            CAPTURE(s.m);
+            CAPTURE(batch);
+            dt::generator gen(static_cast<std::uint64_t>(batch * 7 + s.m));
+            const auto a = operands<T>::signed_rand({batch, s.m, s.k}, gen);
+            // B transposed (strided, read as it lies) and broadcast over the batch
+            const auto b = operands<T>::signed_rand({s.n, s.k}, gen).transpose(0, 1);
+            std::vector<T> expected;
+            dt::set_num_threads(1);
+            for (std::int64_t i = 0; i < batch; ++i) {
+                const auto one = dt::matmul(a.select(0, i).contiguous(), b.contiguous()).to_vector();
+                expected.insert(expected.end(), one.begin(), one.end());
+            }
+            for (const int threads : {1, 2, 3, 7}) {
+                CAPTURE(threads);
+                dt::set_num_threads(threads);
+                REQUIRE_SAME_BITS(dt::matmul(a, b).to_vector(), expected);
+            }
+        }
+    }
+}
+
 TEST_CASE_TEMPLATE("every CPU ISA path, called directly, gives the bits of the documented order", T, float,
                    double) {
     saved_threads saved;

@@ -8,7 +8,9 @@
 #include <devtensor/ops/copy.hpp>
 #include <devtensor/ops/fill.hpp>
 #include <devtensor/tensor.hpp>
+#include <devtensor/threads.hpp>  // get_num_threads, parallel_for: the batch over threads
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -33,6 +35,41 @@ void gemm_any(const char* op, const D& dev, const gemm_params<T>& p) {
         [&]([[maybe_unused]] auto ordinal) {
 #if DEVTENSOR_HAS_CUDA
             backend_cuda::gemm(ordinal, p);
+#endif
+        });
+}
+
+/// C = A·B for each matrix of a batch. On the CPU, whole matrices to each thread
+/// where there are enough to share out evenly (the per-matrix packing and
+/// fork/join of small GEMMs otherwise dominate), else one GEMM after another,
+/// each with the threads. Either way each element sums in the order of its own
+/// GEMM: the same bits.
+template <class T, class D>
+void gemm_batch(const char* op, const D& dev, const std::vector<gemm_params<T>>& batch) {
+    on_device(
+        op, dev,
+        [&] {
+            const auto count = static_cast<std::int64_t>(batch.size());
+            const std::int64_t threads = get_num_threads();
+            const auto run = [&](std::int64_t first, std::int64_t last) {
+                for (std::int64_t i = first; i < last; ++i) {
+                    const gemm_params<T>& p = batch[static_cast<std::size_t>(i)];
+                    backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col}, p.c,
+                                         p.ldc, p.bias);
+                }
+            };
+            if (threads == 1 || count < threads || (count % threads != 0 && count < 4 * threads))
+                return run(0, count);
+            // A thread's GEMM runs on that thread alone: parallel_for inside parallel_for is serial.
+            const gemm_params<T>& p = batch.front();
+            const double work = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+            const auto grain = static_cast<std::int64_t>(
+                std::max(1.0, static_cast<double>(backend_cpu::gemm_work_per_part) / std::max(work, 1.0)));
+            parallel_for(count, grain, run);
+        },
+        [&]([[maybe_unused]] auto ordinal) {
+#if DEVTENSOR_HAS_CUDA
+            for (const gemm_params<T>& p : batch) backend_cuda::gemm(ordinal, p);
 #endif
         });
 }
@@ -116,6 +153,14 @@ template <class TA, class DA, class TB, class DB>
     const tensor<TB, DB> bb = bm.expand(shape(be));
     const std::int64_t matrices = k == 0 ? 0 : batch.numel();  // k = 0: every sum is empty
     if (k == 0) fill(out, TA{});
+    // Every matrix's operands first (strided views read as they lie when they can be,
+    // else copies, held until the products are done), then the products.
+    std::vector<detail::gemm_operand<TA, DA>> as;
+    std::vector<detail::gemm_operand<TB, DB>> bs;
+    std::vector<detail::gemm_params<TA>> products;
+    as.reserve(static_cast<std::size_t>(matrices));
+    bs.reserve(static_cast<std::size_t>(matrices));
+    products.reserve(static_cast<std::size_t>(matrices));
     for (std::int64_t i = 0; i < matrices; ++i) {  // matrix i of the batch, row-major over its dimensions
         tensor<TA, DA> ai = ab;
         tensor<TB, DB> bi = bb;
@@ -127,12 +172,12 @@ template <class TA, class DA, class TB, class DB>
             rest = static_cast<std::size_t>(static_cast<std::int64_t>(rest) % inner);
             ai = ai.select(0, at), bi = bi.select(0, at), oi = oi.select(0, at);
         }
-        const detail::gemm_operand<TA, DA> da(ai, made);  // strided views: read as they lie
-        const detail::gemm_operand<TB, DB> db(bi, made);  // when they can be, else copied
-        detail::gemm_any<TA>("matmul", out.device(),
-                             {m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col, oi.data(), n,
-                              nullptr});
+        const auto& da = as.emplace_back(ai, made);
+        const auto& db = bs.emplace_back(bi, made);
+        products.push_back({m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col, oi.data(), n,
+                            nullptr});
     }
+    if (matrices > 0) detail::gemm_batch<TA>("matmul", out.device(), products);
     if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
     if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
     if (records) {

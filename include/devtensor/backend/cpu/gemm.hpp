@@ -22,19 +22,44 @@ namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// Packs rows [r0, r0+rows) x columns [c0, c0+cols) of `m` into panels of `w`
-/// rows, each panel k-major (panel[k*w + i]), zero-padded to a whole panel.
+/// Packs rows [r0, r0+rows) x columns [c0, c0+cols) of `m` into panels of `W`
+/// rows, each panel k-major (panel[k*W + i]), zero-padded to a whole panel: B's
+/// panels, from its transposed view.
 template <int W, class T>
 void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, std::int64_t c0,
                  std::int64_t cols, T* out) {
     for (std::int64_t p = 0; p < rows; p += W) {
         const std::int64_t h = std::min<std::int64_t>(W, rows - p);
         for (std::int64_t k = 0; k < cols; ++k) {
-            for (std::int64_t i = 0; i < h; ++i) out[k * W + i] = m(r0 + p + i, c0 + k);
+            const T* from = &m(r0 + p, c0 + k);
+            if (h == W && m.row == 1) {  // B row-major: a run of W (the compiler's vector copy)
+                for (std::int64_t i = 0; i < W; ++i) out[k * W + i] = from[i];
+                continue;
+            }
+            for (std::int64_t i = 0; i < h; ++i) out[k * W + i] = from[i * m.row];
             for (std::int64_t i = h; i < W; ++i) out[k * W + i] = T{};
         }
         out += W * cols;
     }
+}
+
+/// Packs rows [r0, r0+rows) x columns [c0, c0+cols) of A into panels of `W`
+/// rows, each row of a panel `LD` apart (panel[i*LD + k]; a panel takes W*LD),
+/// rows past the end zero: for a row-major A, each row a copy.
+template <int W, std::int64_t LD, class T>
+void pack_row_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, std::int64_t c0,
+                     std::int64_t cols, T* out) {
+    for (std::int64_t p = 0; p < rows; p += W, out += W * LD)
+        for (std::int64_t i = 0; i < W; ++i) {
+            T* row = out + i * LD;
+            if (p + i >= rows) {
+                std::fill_n(row, cols, T{});
+            } else if (const T* from = &m(r0 + p + i, c0); m.col == 1) {
+                std::copy_n(from, cols, row);
+            } else {
+                for (std::int64_t k = 0; k < cols; ++k) row[k] = from[k * m.col];
+            }
+        }
 }
 
 /// The part of C one thread computes within a column block: rows [r0, r1), columns [c0, c1).
@@ -95,12 +120,12 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
             });
             // ... then its part of C from them.
             detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
-                T* const packed_a = scratch<T>(1, static_cast<std::size_t>(K::mc * kc));
+                T* const packed_a = scratch<T>(1, static_cast<std::size_t>(K::mc * K::kc));
                 for (std::int64_t p = first; p < last; ++p) {
                     const gemm_part part = split<mr, nr>(m, nc, p, parts);
                     for (std::int64_t ic = part.r0; ic < part.r1; ic += K::mc) {
                         const std::int64_t mc = std::min(K::mc, part.r1 - ic);
-                        pack_panels<mr>(a, ic, mc, pc, kc, packed_a);
+                        pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a);
                         for (std::int64_t jr = part.c0; jr < part.c1; jr += nr) {
                             const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
                             const bool resume = pc != 0, final_block = pc + kc == k;
@@ -108,7 +133,7 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
                             for (std::int64_t ir = 0; ir < mc; ir += mr) {
                                 const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
                                 T* tile_c = c + (ic + ir) * ldc + jc + jr;
-                                const T* tile_a = packed_a + ir * kc;
+                                const T* tile_a = packed_a + ir * K::kc;
                                 const T* tile_b = packed_b + jr * kc;
                                 if (h == mr && w == nr) {
                                     K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias);

@@ -1,6 +1,7 @@
 // The register-blocked micro-kernels of the CPU GEMM and their blocking: an
 // MR x NR tile of C (NR = two vector registers) accumulated over packed panels
-// of A (MR wide, k-major) and B (NR wide, k-major). The vector kernels are
+// of A (MR rows of kc, each row kc_max apart: packing A is a copy of row
+// pieces, not a transpose) and B (NR wide, k-major). The vector kernels are
 // gemm_micro_kernel in isa_kernels.inl; the portable one is detail::gemm_micro_kernel.
 // Every kernel follows the GEMM order of detail/gemm_order.hpp: each element
 // one fma chain over k, continued from C across kc blocks (`resume`), so the
@@ -52,8 +53,7 @@ struct portable_kernel {
                      const T* bias) {
         T acc[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)] = {};
         if (resume) load_tile(acc, c, ldc, mr, nr);
-        detail::gemm_micro_kernel<mr, nr>(kc_, a, std::int64_t{mr}, std::int64_t{1}, b, std::int64_t{nr},
-                                        std::int64_t{1}, acc);
+        detail::gemm_micro_kernel<mr, nr>(kc_, a, std::int64_t{1}, kc, b, std::int64_t{nr}, std::int64_t{1}, acc);
         store_tile(acc, c, ldc, mr, nr, bias);
     }
 };
@@ -67,7 +67,7 @@ struct avx2_kernel {
     static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool resume, const T* bias) {
-        avx2::gemm_micro_kernel<mr>(kc_, a, b, c, ldc, resume, bias);
+        avx2::gemm_micro_kernel<mr, kc>(kc_, a, b, c, ldc, resume, bias);
     }
 };
 
@@ -78,7 +78,7 @@ struct avx512_kernel {
     static constexpr std::int64_t kc = 384, mc = 20 * mr, nc = 128 * nr;  // tuned on Sapphire Rapids
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool resume, const T* bias) {
-        avx512::gemm_micro_kernel<mr>(kc_, a, b, c, ldc, resume, bias);
+        avx512::gemm_micro_kernel<mr, kc>(kc_, a, b, c, ldc, resume, bias);
     }
 };
 

@@ -7,11 +7,13 @@
 // No include guard: included once per ISA, by isa_kernels.hpp only.
 
 /// The GEMM micro-kernel: an MR x NR tile of C (NR = two registers) from packed
-/// panels, each element one fma chain over k < kc of a[k*MR + i] * b[k*NR + j]
+/// panels, each element one fma chain over k < kc of a[i*LDA + k] * b[k*NR + j]
 /// (the GEMM order of detail/gemm_order.hpp, vectorised across j): started
 /// from zero, or continued from C's partial sums (`resume`, a later kc block);
 /// then C = the chain, plus bias[j] when `bias` is given (the last kc block).
-template <int MR, class T>
+/// A's panel is MR rows LDA apart (a compile-time constant: the broadcasts take
+/// it as their displacement, so no register holds a row's address).
+template <int MR, std::int64_t LDA, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
                                               bool resume, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
@@ -32,11 +34,11 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
         const auto b0 = V::load(b), b1 = V::load(b + lanes);
         DEVTENSOR_UNROLL(16)
         for (int i = 0; i < MR; ++i) {
-            const auto ai = V::broadcast(a + i);
+            const auto ai = V::broadcast(a + i * LDA);
             acc[i][0] = V::fma(ai, b0, acc[i][0]);
             acc[i][1] = V::fma(ai, b1, acc[i][1]);
         }
-        a += MR;
+        a += 1;
         b += nr;
     }
     if (bias) {

@@ -79,12 +79,15 @@ workload blis_sgemm_workload(const problem& p) {
     struct buffers {
         std::vector<float> a, b, c;
     };
-    auto s = std::make_shared<buffers>(buffers{std::vector<float>(p.m * p.k, 0.5f),
-                                               std::vector<float>(p.k * p.n, 0.25f), std::vector<float>(p.m * p.n)});
-    return [s, sgemm, m = p.m, n = p.n, k = p.k] {
+    const std::int64_t batch = p.batch;
+    auto s = std::make_shared<buffers>(buffers{std::vector<float>(batch * p.m * p.k, 0.5f),
+                                               std::vector<float>(batch * p.k * p.n, 0.25f),
+                                               std::vector<float>(batch * p.m * p.n)});
+    return [s, sgemm, m = p.m, n = p.n, k = p.k, batch] {
         float one = 1.f, zero = 0.f;  // row-major: row stride the width, column stride 1
-        sgemm(no_transpose, no_transpose, m, n, k, &one, s->a.data(), k, 1, s->b.data(), n, 1, &zero, s->c.data(), n,
-              1);
+        for (std::int64_t i = 0; i < batch; ++i)
+            sgemm(no_transpose, no_transpose, m, n, k, &one, s->a.data() + i * m * k, k, 1, s->b.data() + i * k * n,
+                  n, 1, &zero, s->c.data() + i * m * n, n, 1);
     };
 }
 

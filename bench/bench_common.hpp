@@ -55,6 +55,7 @@ struct problem {
     std::int64_t n = 0;
     std::int64_t k = 0;
     std::int64_t hidden = 0;  ///< the MLP training rows' hidden width
+    std::int64_t batch = 1;   ///< matmul: products of as many distinct matrices, one after another
 };
 
 /// Threads every implementation is given: DEVTENSOR_BENCH_THREADS, default 1.

@@ -571,6 +571,15 @@ TEST_CASE("batched matmul [64, 256, 256]", "[gemm][bmm]") {
         let_workers_sleep();
         BENCHMARK(row + "torch" + flops) { torch(); };
     }
+    // the GEMM peers, each looping over the batch (none has a batched row-major sgemm)
+    const problem looped{.kind = op::matmul, .m = n, .n = n, .k = n, .batch = batch};
+    for (const auto& [name, peer] : {std::pair{"openblas", openblas_sgemm_workload(looped)},
+                                     std::pair{"onednn", onednn_sgemm_workload(looped)},
+                                     std::pair{"blis", blis_sgemm_workload(looped)}})
+        if (peer) {
+            let_workers_sleep();
+            BENCHMARK(row + name + flops) { peer(); };
+        }
 }
 
 }  // namespace bench

@@ -44,10 +44,14 @@ workload onednn_sgemm_workload(const problem& p) {
     struct buffers {
         std::vector<float> a, b, c;
     };
-    auto s = std::make_shared<buffers>(buffers{std::vector<float>(p.m * p.k, 0.5f),
-                                               std::vector<float>(p.k * p.n, 0.25f), std::vector<float>(p.m * p.n)});
-    return [s, m = p.m, n = p.n, k = p.k] {
-        dnnl_sgemm('N', 'N', m, n, k, 1.f, s->a.data(), k, s->b.data(), n, 0.f, s->c.data(), n);
+    const std::int64_t batch = p.batch;
+    auto s = std::make_shared<buffers>(buffers{std::vector<float>(batch * p.m * p.k, 0.5f),
+                                               std::vector<float>(batch * p.k * p.n, 0.25f),
+                                               std::vector<float>(batch * p.m * p.n)});
+    return [s, m = p.m, n = p.n, k = p.k, batch] {
+        for (std::int64_t i = 0; i < batch; ++i)
+            dnnl_sgemm('N', 'N', m, n, k, 1.f, s->a.data() + i * m * k, k, s->b.data() + i * k * n, n, 0.f,
+                       s->c.data() + i * m * n, n);
     };
 }
 

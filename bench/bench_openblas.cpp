@@ -37,10 +37,11 @@ std::string openblas_config() {
 workload openblas_sgemm_workload(const problem& p) {
     const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
     if (p.kind == op::matmul) {
-        auto s = std::make_shared<gemm_buffers>(p.m * p.k, p.k * p.n, 0, p.m * p.n);
-        return [s, m, n, k] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, s->a.data(), k, s->b.data(),
-                        n, 0.f, s->c.data(), n);
+        auto s = std::make_shared<gemm_buffers>(p.batch * p.m * p.k, p.batch * p.k * p.n, 0, p.batch * p.m * p.n);
+        return [s, m, n, k, batch = p.batch] {
+            for (std::int64_t i = 0; i < batch; ++i)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, s->a.data() + i * m * k,
+                            k, s->b.data() + i * k * n, n, 0.f, s->c.data() + i * m * n, n);
         };
     }
     if (p.kind != op::linear) return {};

@@ -166,6 +166,22 @@ TEST_CASE_TEMPLATE("batched matmul: each matrix the bits of its own 2-D matmul, 
             }
         }
     }
+    // Both operands one tensor (x · xᵀ, batch by batch), and an empty batch.
+    dt::generator gen(5);
+    const auto x = operands<T>::signed_rand({8, 20, 30}, gen);
+    std::vector<T> expected;
+    dt::set_num_threads(1);
+    for (std::int64_t i = 0; i < 8; ++i) {
+        const auto one = dt::matmul(x.select(0, i).contiguous(), x.select(0, i).t().contiguous()).to_vector();
+        expected.insert(expected.end(), one.begin(), one.end());
+    }
+    for (const int threads : {1, 2, 7}) {
+        CAPTURE(threads);
+        dt::set_num_threads(threads);
+        REQUIRE_SAME_BITS(dt::matmul(x, x.transpose(1, 2)).to_vector(), expected);
+        const auto none = dt::matmul(x.narrow(0, 0, 0), x.select(0, 0).t());
+        CHECK(none.shape() == dt::shape{0, 20, 20});
+    }
 }
 
 TEST_CASE_TEMPLATE("every CPU ISA path, called directly, gives the bits of the documented order", T, float,

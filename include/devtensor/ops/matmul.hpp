@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <tuple>
+#include <utility>
 #include <vector>
 #if DEVTENSOR_HAS_CUDA
 #  include <devtensor/backend/cuda/kernels.cuh>
@@ -23,45 +26,29 @@ namespace devtensor {
 namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// C = A·B (+ bias) on `dev`, operands described by strides.
+/// C = A·B (+ bias) on `dev` for each product of a batch, operands described by
+/// strides. On the CPU, whole products to each thread where there are enough to
+/// share out evenly (the per-matrix packing and fork/join of small GEMMs would
+/// otherwise dominate), else one GEMM after another, each over the threads.
+/// Either way each element sums in the order of its own GEMM: the same bits.
 template <class T, class D>
-void gemm_any(const char* op, const D& dev, const gemm_params<T>& p) {
+void gemm_any(const char* op, const D& dev, std::span<const gemm_params<T>> products) {
     on_device(
         op, dev,
         [&] {
-            backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col},
-                                 p.c, p.ldc, p.bias);
-        },
-        [&]([[maybe_unused]] auto ordinal) {
-#if DEVTENSOR_HAS_CUDA
-            backend_cuda::gemm(ordinal, p);
-#endif
-        });
-}
-
-/// C = A·B for each matrix of a batch. On the CPU, whole matrices to each thread
-/// where there are enough to share out evenly (the per-matrix packing and
-/// fork/join of small GEMMs otherwise dominate), else one GEMM after another,
-/// each with the threads. Either way each element sums in the order of its own
-/// GEMM: the same bits.
-template <class T, class D>
-void gemm_batch(const char* op, const D& dev, const std::vector<gemm_params<T>>& batch) {
-    on_device(
-        op, dev,
-        [&] {
-            const auto count = static_cast<std::int64_t>(batch.size());
-            const std::int64_t threads = get_num_threads();
             const auto run = [&](std::int64_t first, std::int64_t last) {
                 for (std::int64_t i = first; i < last; ++i) {
-                    const gemm_params<T>& p = batch[static_cast<std::size_t>(i)];
+                    const gemm_params<T>& p = products[static_cast<std::size_t>(i)];
                     backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col}, p.c,
                                          p.ldc, p.bias);
                 }
             };
+            const auto count = static_cast<std::int64_t>(products.size());
+            const std::int64_t threads = get_num_threads();
             if (threads == 1 || count < threads || (count % threads != 0 && count < 4 * threads))
                 return run(0, count);
             // A thread's GEMM runs on that thread alone: parallel_for inside parallel_for is serial.
-            const gemm_params<T>& p = batch.front();
+            const gemm_params<T>& p = products.front();
             const double work = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
             const auto grain = static_cast<std::int64_t>(
                 std::max(1.0, static_cast<double>(backend_cpu::gemm_work_per_part) / std::max(work, 1.0)));
@@ -69,9 +56,15 @@ void gemm_batch(const char* op, const D& dev, const std::vector<gemm_params<T>>&
         },
         [&]([[maybe_unused]] auto ordinal) {
 #if DEVTENSOR_HAS_CUDA
-            for (const gemm_params<T>& p : batch) backend_cuda::gemm(ordinal, p);
+            for (const gemm_params<T>& p : products) backend_cuda::gemm(ordinal, p);
 #endif
         });
+}
+
+/// One product: C = A·B (+ bias) on `dev`.
+template <class T, class D>
+void gemm_any(const char* op, const D& dev, const gemm_params<T>& p) {
+    gemm_any(op, dev, std::span<const gemm_params<T>>(&p, 1));
 }
 
 /// matmul's backward, as torch.matmul's: ga = g·bᵀ, gb = aᵀ·g on the operands as
@@ -153,18 +146,9 @@ template <class TA, class DA, class TB, class DB>
     const tensor<TB, DB> bb = bm.expand(shape(be));
     const std::int64_t matrices = k == 0 ? 0 : batch.numel();  // k = 0: every sum is empty
     if (k == 0) fill(out, TA{});
-    // Every matrix's operands first (strided views read as they lie when they can be,
-    // else copies, held until the products are done), then the products.
-    std::vector<detail::gemm_operand<TA, DA>> as;
-    std::vector<detail::gemm_operand<TB, DB>> bs;
-    std::vector<detail::gemm_params<TA>> products;
-    as.reserve(static_cast<std::size_t>(matrices));
-    bs.reserve(static_cast<std::size_t>(matrices));
-    products.reserve(static_cast<std::size_t>(matrices));
-    for (std::int64_t i = 0; i < matrices; ++i) {  // matrix i of the batch, row-major over its dimensions
-        tensor<TA, DA> ai = ab;
-        tensor<TB, DB> bi = bb;
-        tensor<TA, result_device> oi = out;
+    // Views of a, b and out narrowed to matrix i of the batch (row-major over its dimensions).
+    const auto select_matrix = [&](std::int64_t i, tensor<TA, DA>& ai, tensor<TB, DB>& bi,
+                                   tensor<TA, result_device>& oi) {
         for (std::size_t d = 0, rest = static_cast<std::size_t>(i); d < dims.size(); ++d) {
             std::int64_t inner = 1;
             for (std::size_t e = d + 1; e < dims.size(); ++e) inner *= dims[e];
@@ -172,12 +156,36 @@ template <class TA, class DA, class TB, class DB>
             rest = static_cast<std::size_t>(static_cast<std::int64_t>(rest) % inner);
             ai = ai.select(0, at), bi = bi.select(0, at), oi = oi.select(0, at);
         }
-        const auto& da = as.emplace_back(ai, made);
-        const auto& db = bs.emplace_back(bi, made);
-        products.push_back({m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col, oi.data(), n,
-                            nullptr});
+    };
+    // A matrix's operands are read as they lie when they can be, else copied; the
+    // copies are held until the products are done.
+    using operands = std::pair<detail::gemm_operand<TA, DA>, detail::gemm_operand<TB, DB>>;
+    const auto product = [&](const operands& ops, const tensor<TA, result_device>& oi) {
+        const auto& [da, db] = ops;
+        return detail::gemm_params<TA>{m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col,
+                                       oi.data(), n, nullptr};
+    };
+    if (matrices == 1) {  // a 2-D product, the common case: no lists to allocate
+        tensor<TA, DA> ai = ab;
+        tensor<TB, DB> bi = bb;
+        tensor<TA, result_device> oi = out;
+        select_matrix(0, ai, bi, oi);
+        const operands ops{{ai, made}, {bi, made}};
+        detail::gemm_any<TA>("matmul", out.device(), product(ops, oi));
+    } else if (matrices > 1) {
+        std::vector<operands> held;
+        std::vector<detail::gemm_params<TA>> products;
+        held.reserve(static_cast<std::size_t>(matrices));
+        products.reserve(static_cast<std::size_t>(matrices));
+        for (std::int64_t i = 0; i < matrices; ++i) {
+            tensor<TA, DA> ai = ab;
+            tensor<TB, DB> bi = bb;
+            tensor<TA, result_device> oi = out;
+            select_matrix(i, ai, bi, oi);
+            products.push_back(product(held.emplace_back(operands{{ai, made}, {bi, made}}), oi));
+        }
+        detail::gemm_any<TA>("matmul", out.device(), std::span<const detail::gemm_params<TA>>(products));
     }
-    if (matrices > 0) detail::gemm_batch<TA>("matmul", out.device(), products);
     if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
     if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
     if (records) {

@@ -10,6 +10,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <random>
 #include <limits>
 #include <string>
 #include <vector>
@@ -20,12 +22,13 @@ namespace cu = devtensor::backend_cuda;
 namespace simd = devtensor::backend_cpu::simd;
 
 /// The parameters' bits after `steps` steps of an MLP (64 → 48 → 10, ReLU) on
-/// fixed random data, cross_entropy, with optimizer `Opt` built from `options`.
-template <class Opt, class T, class O>
+/// fixed random data, cross_entropy, with optimizer `Opt` built from `options`;
+/// the layers typed for device D.
+template <class Opt, class T, class O, dt::Device D = dt::device>
 std::vector<std::vector<T>> train_run(O options, int steps) {
     dt::generator gen(7);
-    auto net = dt::nn::sequential(dt::nn::linear<T>(64, 48, true, gen), dt::nn::relu{},
-                                  dt::nn::linear<T>(48, 10, true, gen));
+    auto net = dt::nn::sequential(dt::nn::linear<T, D>(64, 48, true, gen), dt::nn::relu{},
+                                  dt::nn::linear<T, D>(48, 10, true, gen));
     const auto X = dt::randn<T>({64, 64}, dt::cpu_device{}, gen);
     const auto y = dt::randint<std::int64_t>(0, 10, {64}, dt::cpu_device{}, gen);
     Opt opt(net, options);
@@ -77,6 +80,47 @@ TEST_CASE("a training run gives the same bits at 1, 2 and 7 threads and on every
     check_everywhere([] { return train_run<dt::optim::sgd<float>, float>(dt::optim::sgd_options{.lr = 0.1, .momentum = 0.9, .nesterov = true}, 6); });
     check_everywhere([] { return train_run<dt::optim::adam<float>, float>(dt::optim::adam_options{.lr = 1e-2, .amsgrad = true}, 6); });
     check_everywhere([] { return train_run<dt::optim::adamw<double>, double>(dt::optim::adamw_options{.lr = 1e-2}, 6); });
+}
+
+TEST_CASE("an optimizer's state has the static type of its parameters' device; a mixed chain gets run-time handles") {
+    using cpu_net = dt::nn::sequential<dt::nn::linear<float, dt::cpu_device>, dt::nn::relu, dt::nn::linear<float, dt::cpu_device>>;
+    using gpu_net = dt::nn::sequential<dt::nn::linear<float, dt::cuda_device>, dt::nn::relu, dt::nn::linear<float, dt::cuda_device>>;
+    using mixed_net = dt::nn::sequential<dt::nn::linear<float, dt::cpu_device>, dt::nn::linear<float>>;
+    static_assert(std::is_same_v<decltype(std::declval<const cpu_net&>().parameters()), std::vector<dt::tensor<float, dt::cpu_device>>>);
+    static_assert(std::is_same_v<decltype(std::declval<const mixed_net&>().parameters()), std::vector<dt::tensor<float, dt::device>>>);
+    // the guides give the state the parameters' type (only the type here: a GPU step compiles under nvcc alone)
+    static_assert(std::is_same_v<decltype(dt::optim::sgd(std::declval<const gpu_net&>())), dt::optim::sgd<float, dt::cuda_device>>);
+    static_assert(std::is_same_v<decltype(dt::optim::adamw(std::declval<const gpu_net&>())), dt::optim::adamw<float, dt::cuda_device>>);
+    static_assert(std::is_same_v<decltype(dt::optim::adam(std::declval<const mixed_net&>())), dt::optim::adam<float, dt::device>>);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<dt::optim::sgd<float, dt::cuda_device>&>().momentum_buffer(0))>,
+                                 dt::tensor<float, dt::cuda_device>>);
+
+    auto net = dt::nn::sequential(dt::nn::linear<float>(3, 4), dt::nn::relu{}, dt::nn::linear<float>(4, 2)).to(dt::cpu_device{});
+    static_assert(std::is_same_v<decltype(net), cpu_net>);
+    dt::optim::sgd sgd(net, {.lr = 0.1, .momentum = 0.9});
+    dt::optim::adam adam(net);
+    static_assert(std::is_same_v<decltype(sgd), dt::optim::sgd<float, dt::cpu_device>>);
+    dt::sum(net(dt::ones<float>({2, 3}, dt::cpu_device{}))).backward();
+    sgd.step();
+    adam.step();
+    const dt::tensor<float, dt::cpu_device>& buffer = sgd.momentum_buffer(0);
+    const dt::tensor<float, dt::cpu_device>& moment = adam.state_of(2).exp_avg_sq;
+    CHECK(buffer.shape() == dt::shape{4, 3});
+    CHECK(moment.shape() == dt::shape{2, 4});
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("devtensor-static-sgd-" + std::to_string(std::random_device{}()) + ".safetensors")).string();
+    dt::optim::save(sgd, path);
+    dt::optim::sgd<float, dt::cpu_device> restored(net, {.lr = 0.1, .momentum = 0.9});
+    dt::optim::load(restored, path);
+    CHECK(same_bits(restored.momentum_buffer(0).to_vector(), buffer.to_vector()));
+    std::filesystem::remove(path);
+    // a run-time optimizer over the static net still takes it (the handles convert)
+    dt::optim::sgd<float> runtime(net, {.lr = 0.1});
+    CHECK(runtime.parameters()[0].is_same(dt::nn::get<0>(net).weight));
+
+    // and training on the static type gives the run-time type's bits
+    CHECK(same_run(train_run<dt::optim::adam<float, dt::cpu_device>, float, dt::optim::adam_options, dt::cpu_device>({.lr = 1e-2}, 4),
+                   train_run<dt::optim::adam<float>, float>(dt::optim::adam_options{.lr = 1e-2}, 4)));
 }
 
 TEST_CASE("data_parallel over {cpu} is the module itself: the same bits as training it plainly") {

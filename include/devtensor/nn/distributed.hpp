@@ -136,7 +136,7 @@ public:
         state->reset();
         const std::weak_ptr<detail::reducer<T, C>> weak = state;
         for (std::size_t i = 0; i < state->params.size(); ++i)
-            state->params[i].register_post_accumulate_grad_hook([weak, i](param_t&) {
+            state->params[i].register_post_accumulate_grad_hook([weak, i](typename detail::reducer<T, C>::param_t&) {
                 if (const auto s = weak.lock()) {
                     const no_grad off;
                     s->ready(i);

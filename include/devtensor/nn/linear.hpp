@@ -56,14 +56,14 @@ public:
         return forward<X, Tu>(x, site);
     }
 
-    /// weight, then bias when there is one (run-time handles sharing the storage and
-    /// the gradient).
-    std::vector<tensor<T, device>> parameters() const {
-        std::vector<tensor<T, device>> result{weight};
+    /// weight, then bias when there is one: handles of the layer's own type, sharing the
+    /// storage and the gradient (an optimizer's state takes the same static device).
+    std::vector<tensor<T, D>> parameters() const {
+        std::vector<tensor<T, D>> result{weight};
         if (bias.defined()) result.push_back(bias);
         return result;
     }
-    /// The same, named as PyTorch's state_dict names them.
+    /// The same as run-time handles, named as PyTorch's state_dict names them.
     std::vector<named_parameter<T>> named_parameters() const {
         std::vector<named_parameter<T>> result{{"weight", weight}};
         if (bias.defined()) result.emplace_back("bias", bias);

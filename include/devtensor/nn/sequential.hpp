@@ -20,15 +20,30 @@ template <class L>
 concept has_parameters = requires(const L& layer) {
     { layer.parameters() } -> std::ranges::range;
 };
-/// The parameter list type of the first layer that has parameters (nn::no_parameters if none).
+template <class L>
+using parameters_t = decltype(std::declval<const L&>().parameters());
+/// Whether layer L has no parameters or lists them as P.
+template <class L, class P>
+constexpr bool lists_as() {
+    if constexpr (has_parameters<L>) return std::is_same_v<parameters_t<L>, P>;
+    else return true;
+}
+/// The parameter list type of a chain: the layers' own when they all agree (a net on
+/// one static device keeps its type), else run-time handles; nn::no_parameters if none.
 template <class... L>
 struct parameter_list {
     using type = nn::no_parameters;
 };
 template <class L0, class... L>
 struct parameter_list<L0, L...> {
-    using type = std::conditional_t<has_parameters<L0>, decltype(std::declval<const L0&>().parameters()),
-                                    typename parameter_list<L...>::type>;
+    using type = typename parameter_list<L...>::type;
+};
+template <class L0, class... L>
+    requires has_parameters<L0>
+struct parameter_list<L0, L...> {
+    using P = parameters_t<L0>;
+    using type = std::conditional_t<(lists_as<L, P>() && ...), P,
+                                    std::vector<tensor<typename std::ranges::range_value_t<P>::value_type, device>>>;
 };
 }  // namespace devtensor::detail
 
@@ -55,8 +70,9 @@ public:
         return result;
     }
 
-    /// Every layer's parameters, in order (the layers' element type; no_parameters when
-    /// no layer has any): run-time handles sharing storage and gradient.
+    /// Every layer's parameters, in order, sharing storage and gradient: the layers' own
+    /// handle type when they all agree (tensor<T, D> of a net on one device type), else
+    /// run-time handles; no_parameters when no layer has any.
     auto parameters() const {
         typename detail::parameter_list<Layers...>::type result{};
         if constexpr (!std::is_same_v<decltype(result), no_parameters>)

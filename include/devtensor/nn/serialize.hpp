@@ -862,8 +862,8 @@ namespace devtensor::optim {
 /// PyTorch's optimizer state_dict flattened: "state.<i>.momentum_buffer" for each
 /// parameter i that has a momentum buffer. The metadata names the optimizer and
 /// records its options ("param_groups.0.lr", ...), which load does not restore.
-template <class T>
-void save(const sgd<T>& opt, const std::string& path, call_site site = call_site::current()) {
+template <class T, Device D>
+void save(const sgd<T, D>& opt, const std::string& path, call_site site = call_site::current()) {
     namespace st = devtensor::detail::safetensors;
     const std::string where = "devtensor::optim::save: " + st::in_quotes(path);
     std::vector<st::out_entry> tensors;
@@ -886,8 +886,8 @@ void save(const sgd<T>& opt, const std::string& path, call_site site = call_site
 /// state in the file starts afresh. Each buffer is made on its parameter's device and
 /// must have its dtype and shape; other names are an error, listed with every other
 /// problem before anything changes. The options stay the optimizer's own.
-template <class T>
-void load(sgd<T>& opt, const std::string& path, call_site site = call_site::current()) {
+template <class T, Device D>
+void load(sgd<T, D>& opt, const std::string& path, call_site site = call_site::current()) {
     namespace st = devtensor::detail::safetensors;
     st::file_reader file(path, "devtensor::optim::load");
     st::check_optimizer(file, "sgd");
@@ -905,7 +905,7 @@ void load(sgd<T>& opt, const std::string& path, call_site site = call_site::curr
     }
     problems.throw_if_any(file.where(), "optimizer");
     for (std::size_t i = 0; i < params.size(); ++i) {
-        tensor<T, device> buf;
+        tensor<T, D> buf;
         if (buffers[i]) buf = st::tensor_like(params[i], file.template values<T>(*buffers[i]).get(), "optim::load", site);
         opt.momentum_buffer(i) = std::move(buf);
     }
@@ -915,8 +915,8 @@ void load(sgd<T>& opt, const std::string& path, call_site site = call_site::curr
 /// "state.<i>.step" (a scalar, F32 as PyTorch keeps it; F64 from 2^24 steps on, so
 /// the count stays exact), "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and, with
 /// amsgrad, "state.<i>.max_exp_avg_sq", for each parameter that has taken a step.
-template <class T, bool Decoupled>
-void save(const adam_base<T, Decoupled>& opt, const std::string& path, call_site site = call_site::current()) {
+template <class T, bool Decoupled, Device D>
+void save(const adam_base<T, Decoupled, D>& opt, const std::string& path, call_site site = call_site::current()) {
     namespace st = devtensor::detail::safetensors;
     const std::string where = "devtensor::optim::save: " + st::in_quotes(path);
     std::vector<st::out_entry> tensors;
@@ -959,8 +959,8 @@ void save(const adam_base<T, Decoupled>& opt, const std::string& path, call_site
 /// with amsgrad, max_exp_avg_sq), each with the parameter's dtype and shape (the step:
 /// one F32, F64 or I64 element holding a whole number); a parameter without starts
 /// afresh. Everything is checked before anything changes.
-template <class T, bool Decoupled>
-void load(adam_base<T, Decoupled>& opt, const std::string& path, call_site site = call_site::current()) {
+template <class T, bool Decoupled, Device D>
+void load(adam_base<T, Decoupled, D>& opt, const std::string& path, call_site site = call_site::current()) {
     namespace st = devtensor::detail::safetensors;
     const char* kind = Decoupled ? "adamw" : "adam";
     st::file_reader file(path, "devtensor::optim::load");
@@ -1012,7 +1012,7 @@ void load(adam_base<T, Decoupled>& opt, const std::string& path, call_site site 
         const auto& f = found[i];
         const auto make = [&](const st::entry* e) {
             return e ? st::tensor_like(params[i], file.template values<T>(*e).get(), "optim::load", site)
-                     : tensor<T, device>{};
+                     : tensor<T, D>{};
         };
         s.step = f[0] ? steps[i] : 0;
         s.exp_avg = make(f[1]);

@@ -70,15 +70,16 @@ struct adam_update {
 };
 }  // namespace detail
 
-/// torch.optim.Adam (decoupled = false) and AdamW (true) over a module's parameters.
-template <class T, bool Decoupled = false>
-class adam_base : public parameter_set<T> {
+/// torch.optim.Adam (decoupled = false) and AdamW (true) over a module's parameters;
+/// the moments are tensor<T, D>, on their parameters' devices.
+template <class T, bool Decoupled = false, Device D = device>
+class adam_base : public parameter_set<T, D> {
 public:
     using options_type = std::conditional_t<Decoupled, adamw_options, adam_options>;
 
     template <class M>
     explicit adam_base(const M& module, options_type options = {})
-        : parameter_set<T>(parameters_of(module), Decoupled ? "adamw" : "adam"), options_(options),
+        : parameter_set<T, D>(parameters_of(module), Decoupled ? "adamw" : "adam"), options_(options),
           state_(this->params_.size()) {
         if (options.lr < 0 || options.eps < 0 || options.weight_decay < 0 || options.beta1 < 0 ||
             options.beta1 >= 1 || options.beta2 < 0 || options.beta2 >= 1)
@@ -90,7 +91,7 @@ public:
     void step() {
         const options_type& o = options_;
         const char* name = Decoupled ? "optim::adamw" : "optim::adam";
-        this->for_each_gradient(Decoupled ? "adamw" : "adam", [&](std::size_t i, const tensor<T, device>& p, const tensor<T, device>& g) {
+        this->for_each_gradient(Decoupled ? "adamw" : "adam", [&](std::size_t i, const tensor<T, D>& p, const tensor<T, D>& g) {
             state& s = state_[i];
             if (!s.exp_avg.defined()) {  // lazily, on the parameter's device
                 s.exp_avg = zeros_on(p);
@@ -124,30 +125,30 @@ public:
 private:
     struct state {
         std::int64_t step = 0;
-        tensor<T, device> exp_avg, exp_avg_sq, max_exp_avg_sq;
+        tensor<T, D> exp_avg, exp_avg_sq, max_exp_avg_sq;
     };
-    static tensor<T, device> zeros_on(const tensor<T, device>& p) {
-        return devtensor::detail::filled_grad(p.shape(), p.device(), T{0});
+    static tensor<T, D> zeros_on(const tensor<T, D>& p) {
+        return devtensor::detail::filled_grad(p.shape(), p.device(), T{0}).to(p.device());  // shared, not copied
     }
 
     options_type options_;
     std::vector<state> state_;
 };
 
-template <class T>
-class adam : public adam_base<T, false> {
+template <class T, Device D = device>
+class adam : public adam_base<T, false, D> {
 public:
-    using adam_base<T, false>::adam_base;
+    using adam_base<T, false, D>::adam_base;
 };
-template <class T>
-class adamw : public adam_base<T, true> {
+template <class T, Device D = device>
+class adamw : public adam_base<T, true, D> {
 public:
-    using adam_base<T, true>::adam_base;
+    using adam_base<T, true, D>::adam_base;
 };
 
 template <class M>
-adam(const M&, adam_options = {}) -> adam<typename std::ranges::range_value_t<decltype(parameters_of(std::declval<const M&>()))>::value_type>;
+adam(const M&, adam_options = {}) -> adam<typename parameter_of<M>::value_type, typename parameter_of<M>::device_type>;
 template <class M>
-adamw(const M&, adamw_options = {}) -> adamw<typename std::ranges::range_value_t<decltype(parameters_of(std::declval<const M&>()))>::value_type>;
+adamw(const M&, adamw_options = {}) -> adamw<typename parameter_of<M>::value_type, typename parameter_of<M>::device_type>;
 
 }  // namespace devtensor::optim

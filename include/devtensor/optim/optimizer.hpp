@@ -7,17 +7,23 @@
 #include <devtensor/tensor.hpp>
 
 #include <cstddef>
+#include <ranges>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace devtensor::optim {
 
-/// The parameters of a module (or a list of them), for an optimizer.
-template <class T>
+/// The parameters of a module (or a list of them), for an optimizer: handles of
+/// type tensor<T, D>, so a net on a static device gets state of the same static type.
+template <class T, Device D = device>
 class parameter_set {
 public:
-    explicit parameter_set(std::vector<tensor<T, device>> params, const char* name) : params_(std::move(params)) {
+    using parameter_type = tensor<T, D>;
+
+    /// Any range of tensors that convert to tensor<T, D> (a static-device list to a run-time one).
+    template <std::ranges::input_range R>
+    explicit parameter_set(const R& params, const char* name) : params_(std::ranges::begin(params), std::ranges::end(params)) {
         for (std::size_t i = 0; i < params_.size(); ++i)
             if (!params_[i].defined() || !params_[i].requires_grad() || !params_[i].is_leaf())
                 throw autograd_error(std::string("devtensor::optim::") + name + ": parameter " + std::to_string(i) +
@@ -29,7 +35,7 @@ public:
         for (const auto& p : params_) p.set_grad({});
     }
 
-    const std::vector<tensor<T, device>>& parameters() const noexcept { return params_; }
+    const std::vector<tensor<T, D>>& parameters() const noexcept { return params_; }
 
 protected:
     /// f(i, parameter, gradient) for each parameter that has a gradient, under no_grad;
@@ -39,7 +45,7 @@ protected:
         const no_grad off;
         bool any = false;
         for (std::size_t i = 0; i < params_.size(); ++i) {
-            const tensor<T, device> g = params_[i].grad();
+            const tensor<T, D> g = params_[i].grad();
             if (!g.defined()) continue;
             any = true;
             f(i, params_[i], g);
@@ -51,7 +57,7 @@ protected:
                                  "the old parameters; make the optimizer after moving the net");
     }
 
-    std::vector<tensor<T, device>> params_;
+    std::vector<tensor<T, D>> params_;
 };
 
 /// The parameters of `module` (its parameters()), or the list itself.
@@ -60,5 +66,9 @@ auto parameters_of(const M& module) {
     if constexpr (requires { module.parameters(); }) return module.parameters();
     else return module;
 }
+
+/// The handle type of `M`'s parameters (tensor<T, D>): what the deduction guides read.
+template <class M>
+using parameter_of = std::ranges::range_value_t<decltype(parameters_of(std::declval<const M&>()))>;
 
 }  // namespace devtensor::optim

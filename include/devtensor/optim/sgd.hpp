@@ -69,13 +69,14 @@ struct sgd_update {
 };
 }  // namespace detail
 
-/// torch.optim.SGD over a module's parameters (or a parameter list).
-template <class T>
-class sgd : public parameter_set<T> {
+/// torch.optim.SGD over a module's parameters (or a parameter list); the momentum
+/// buffers are tensor<T, D>, on their parameters' devices.
+template <class T, Device D = device>
+class sgd : public parameter_set<T, D> {
 public:
     template <class M>
     explicit sgd(const M& module, sgd_options options = {})
-        : parameter_set<T>(parameters_of(module), "sgd"), options_(options), buffers_(this->params_.size()) {
+        : parameter_set<T, D>(parameters_of(module), "sgd"), options_(options), buffers_(this->params_.size()) {
         if (options.lr < 0 || options.momentum < 0 || options.weight_decay < 0)
             throw error("devtensor::optim::sgd: lr, momentum and weight_decay must be >= 0");
         if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
@@ -87,11 +88,11 @@ public:
     void step() {
         const sgd_options& o = options_;
         const bool with_momentum = o.momentum != 0;
-        this->for_each_gradient("sgd", [&](std::size_t i, const tensor<T, device>& p, const tensor<T, device>& g) {
-            tensor<T, device>& buf = buffers_[i];
+        this->for_each_gradient("sgd", [&](std::size_t i, const tensor<T, D>& p, const tensor<T, D>& g) {
+            tensor<T, D>& buf = buffers_[i];
             if (with_momentum) {
                 if (!buf.defined()) {
-                    buf = tensor<T, device>(p.shape(), p.device(), {"optim::sgd", call_site{}});
+                    buf = tensor<T, D>(p.shape(), p.device(), {"optim::sgd", call_site{}});
                     devtensor::detail::map_out("optim::sgd", detail::sgd_first_buffer<T>{T(o.weight_decay)}, buf, g, p);
                 } else {
                     devtensor::detail::map_out("optim::sgd",
@@ -108,16 +109,16 @@ public:
 
     const sgd_options& options() const noexcept { return options_; }
     /// The momentum buffer of parameter i (undefined before its first step).
-    const tensor<T, device>& momentum_buffer(std::size_t i) const { return buffers_.at(i); }
+    const tensor<T, D>& momentum_buffer(std::size_t i) const { return buffers_.at(i); }
     /// The same, writable: optim::load restores it.
-    tensor<T, device>& momentum_buffer(std::size_t i) { return buffers_.at(i); }
+    tensor<T, D>& momentum_buffer(std::size_t i) { return buffers_.at(i); }
 
 private:
     sgd_options options_;
-    std::vector<tensor<T, device>> buffers_;
+    std::vector<tensor<T, D>> buffers_;
 };
 
 template <class M>
-sgd(const M&, sgd_options = {}) -> sgd<typename std::ranges::range_value_t<decltype(parameters_of(std::declval<const M&>()))>::value_type>;
+sgd(const M&, sgd_options = {}) -> sgd<typename parameter_of<M>::value_type, typename parameter_of<M>::device_type>;
 
 }  // namespace devtensor::optim

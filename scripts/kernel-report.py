@@ -49,7 +49,7 @@ def registry():
 
 def registry_problems():
     """Kernels defined in kernels.cuh but not in the registry, or the other way round."""
-    defined = set(re.findall(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(",
+    defined = set(re.findall(r"DEVTENSOR_KERNEL\s+void\s+(?:DEVTENSOR_LAUNCH_BOUNDS\([^)]*\)\s*)?(\w+)\s*\(",
                              open(KERNELS_CUH).read()))
     named = {name for name, _, _, _ in registry()}
     problems = [f"kernels.cuh defines __global__ {k}, which kernel_registry.hpp does not name" for k in sorted(defined - named)]

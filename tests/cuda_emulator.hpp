@@ -3,7 +3,8 @@
 // shells in kernels.cuh) run block by block with emulated_block, a block context
 // that runs each per-thread section for every thread of the block in turn and
 // checks the shared memory between them. Used by test_cuda_emulator.cpp (every
-// tail path) and test_determinism.cpp (the same bits as the CPU).
+// tail path), test_determinism.cpp (the same bits as the CPU) and, as the block
+// context of kernels.cuh's host-run shells, test_emulated_training.cu.
 #pragma once
 
 #include <devtensor/backend/cuda/launch_plan.hpp>

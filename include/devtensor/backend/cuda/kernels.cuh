@@ -1,5 +1,12 @@
 // devtensor's CUDA kernels: thin __global__ shells over phases.hpp, and the
 // host launchers the ops call. Included only where nvcc compiles (DEVTENSOR_HAS_CUDA).
+//
+// Tests only: with DEVTENSOR_CUDA_EMULATED_BLOCK defined as a block context type
+// declared before this header (tests/cuda_emulator.hpp's test::emulated_block), the
+// shells are host functions and launch() runs every thread of every block on the
+// host in turn. Against the runtime stand-in, whose device memory is host memory
+// (tests/fake_cudart), a whole program's CUDA kernels then run without a GPU
+// (tests/test_emulated_training.cu: a training step gives the CPU's bits).
 #pragma once
 
 #include <devtensor/config.hpp>
@@ -8,7 +15,9 @@
 #  error "devtensor/backend/cuda/kernels.cuh needs nvcc; public headers include it only when DEVTENSOR_HAS_CUDA is 1"
 #endif
 
-#include <devtensor/backend/cuda/device_block.cuh>  // the GEMM and GEMV bodies' context
+#ifndef DEVTENSOR_CUDA_EMULATED_BLOCK
+#  include <devtensor/backend/cuda/device_block.cuh>  // the GEMM and GEMV bodies' context
+#endif
 #include <devtensor/backend/cuda/launch_plan.hpp>
 #include <devtensor/backend/cuda/phases.hpp>
 #include <devtensor/backend/cuda/runtime.hpp>
@@ -18,67 +27,108 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 
 namespace devtensor::backend_cuda {
 
-// ---- shells ----------------------------------------------------------------------------
+// ---- where a thread is ------------------------------------------------------------------
+
+#ifdef DEVTENSOR_CUDA_EMULATED_BLOCK
+#  define DEVTENSOR_KERNEL inline
+#  define DEVTENSOR_LAUNCH_BOUNDS(...)
+#  define DEVTENSOR_IN_KERNEL inline
+
+/// The emulated thread launch() is running: blockIdx.x, blockDim.x, gridDim.x, threadIdx.x.
+struct emulated_thread {
+    unsigned block = 0, threads = 0, blocks = 0, thread = 0;
+};
+inline emulated_thread& emulated_now() {
+    static thread_local emulated_thread now;
+    return now;
+}
+inline unsigned block_index() { return emulated_now().block; }
+inline unsigned block_threads() { return emulated_now().threads; }
+inline unsigned grid_blocks() { return emulated_now().blocks; }
+inline unsigned thread_index() { return emulated_now().thread; }
+
+/// body(block) for the whole block at once, from its thread 0: the block context runs
+/// each thread's sections in turn and reports a race between them.
+template <class Body>
+void emulated_block_body(int threads, Body body) {
+    if (thread_index() != 0) return;
+    DEVTENSOR_CUDA_EMULATED_BLOCK block(threads, block_index());
+    body(block);
+    if (!block.error().empty()) throw error("devtensor: emulated CUDA block: " + block.error());
+}
+#else
+#  define DEVTENSOR_KERNEL __global__
+#  define DEVTENSOR_LAUNCH_BOUNDS(...) __launch_bounds__(__VA_ARGS__)
+#  define DEVTENSOR_IN_KERNEL __device__
+__device__ inline unsigned block_index() { return blockIdx.x; }
+__device__ inline unsigned block_threads() { return blockDim.x; }
+__device__ inline unsigned grid_blocks() { return gridDim.x; }
+__device__ inline unsigned thread_index() { return threadIdx.x; }
+#endif
 
 /// This thread's index in the grid, and the grid's thread count, as I.
 template <class I>
-__device__ I grid_thread() {
-    return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+DEVTENSOR_IN_KERNEL I grid_thread() {
+    return static_cast<I>(block_index()) * static_cast<I>(block_threads()) + static_cast<I>(thread_index());
 }
 template <class I>
-__device__ I grid_threads() {
-    return static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+DEVTENSOR_IN_KERNEL I grid_threads() {
+    return static_cast<I>(grid_blocks()) * static_cast<I>(block_threads());
 }
 
+// ---- shells ----------------------------------------------------------------------------
+
 template <class T, class I>
-__global__ void fill_kernel(T* out, I n, T value) {
+DEVTENSOR_KERNEL void fill_kernel(T* out, I n, T value) {
     fill_phase(out, n, value, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class F, class TO, class I, class... TI>
-__global__ void map_linear_kernel(F f, TO* out, I n, repeat_mask single, const TI*... in) {
+DEVTENSOR_KERNEL void map_linear_kernel(F f, TO* out, I n, repeat_mask single, const TI*... in) {
     map_linear_phase(f, out, n, single, grid_thread<I>(), grid_threads<I>(), in...);
 }
 
 template <class F, class TO, class TF, class TR, class I>
-__global__ void map_repeat_kernel(F f, bool repeating_first, TO* out, const TF* full, const TR* repeating, I n,
+DEVTENSOR_KERNEL void map_repeat_kernel(F f, bool repeating_first, TO* out, const TF* full, const TR* repeating, I n,
                                   I period) {
     map_repeat_phase(f, repeating_first, out, full, repeating, n, period, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class F, class TO, int N, class... TI>
-__global__ void map_strided_kernel(F f, detail::loop_plan<N> p, TO* out, const TI*... in) {
+DEVTENSOR_KERNEL void map_strided_kernel(F f, detail::loop_plan<N> p, TO* out, const TI*... in) {
     map_strided_phase(f, p, out, grid_thread<std::int64_t>(), grid_threads<std::int64_t>(), in...);
 }
 
 template <class F, class TO, class I>
-__global__ void generate_kernel(F f, TO* out, I n) {
+DEVTENSOR_KERNEL void generate_kernel(F f, TO* out, I n) {
     generate_phase(f, out, n, grid_thread<I>(), grid_threads<I>());
 }
 
 // rand, randn, randint: philox_phase of each distribution (one kernel name each, for the kernel report)
 template <class T, class I>
-__global__ void uniform_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
+DEVTENSOR_KERNEL void uniform_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
     philox_phase(detail::uniform_distribution{}, out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class T, class I>
-__global__ void normal_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
+DEVTENSOR_KERNEL void normal_kernel(T* out, I n, std::uint64_t seed, std::uint64_t first_block) {
     philox_phase(detail::normal_distribution{}, out, n, seed, first_block, grid_thread<I>(), grid_threads<I>());
 }
 
 template <class T, class I>
-__global__ void randint_kernel(T* out, I n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
+DEVTENSOR_KERNEL void randint_kernel(T* out, I n, std::int64_t low, std::uint64_t range, std::uint64_t seed,
                                std::uint64_t first_block) {
     philox_phase(detail::randint_distribution{low, range}, out, n, seed, first_block, grid_thread<I>(),
                  grid_threads<I>());
 }
 
+#ifndef DEVTENSOR_CUDA_EMULATED_BLOCK
 /// v from lane (this lane + w) of a group of `width` lanes in `mask`; an accumulator
 /// with a position (argmax) moves both fields.
 template <class A>
@@ -91,26 +141,39 @@ __device__ A shuffle_down(unsigned mask, A v, int w, int width) {
         return __shfl_down_sync(mask, v, w, width);
     }
 }
+#endif
 
 /// A row reduction: L lanes per chunk, each one chain, folded by shuffles in
 /// fold_pairwise's order (lane i takes lane i + w's value for w = L/2, ..., 1).
 template <class A, class R, class TO, class TI>
-__global__ void reduce_rows_kernel(R r, detail::reduce_plan p, TO* out, A* partials, const TI* in) {
+DEVTENSOR_KERNEL void reduce_rows_kernel(R r, detail::reduce_plan p, TO* out, A* partials, const TI* in) {
     constexpr int L = detail::reduce_chains<A>;
     static_assert(L <= 32 && elementwise_threads % L == 0, "reduce_rows_kernel: whole groups in a warp");
-    const int lane = static_cast<int>(threadIdx.x) % L;
-    const unsigned group = (L == 32 ? ~0u : (1u << L) - 1u) << (static_cast<int>(threadIdx.x) % 32 / L * L);
+    const int lane = static_cast<int>(thread_index()) % L;
     const std::int64_t items = p.outer * p.chunks();
+#ifdef DEVTENSOR_CUDA_EMULATED_BLOCK
+    // one lane after another: lane 0 computes the group's chains and folds them as the shuffles do
+    if (lane != 0) return;
+    for (std::int64_t item = grid_thread<std::int64_t>() / L; item < items; item += grid_threads<std::int64_t>() / L) {
+        A c[L];
+        for (int l = 0; l < L; ++l) c[l] = reduce_row_lane<A>(r, p, in, item, l);
+        for (int w = L / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; ++l) c[l] = r(c[l], c[l + w]);
+        reduce_put(r, p, item, c[0], out, partials);
+    }
+#else
+    const unsigned group = (L == 32 ? ~0u : (1u << L) - 1u) << (static_cast<int>(threadIdx.x) % 32 / L * L);
     for (std::int64_t item = grid_thread<std::int64_t>() / L; item < items; item += grid_threads<std::int64_t>() / L) {
         A c = reduce_row_lane<A>(r, p, in, item, lane);
         for (int w = L / 2; w > 0; w /= 2) c = r(c, shuffle_down(group, c, w, L));
         if (lane == 0) reduce_put(r, p, item, c, out, partials);
     }
+#endif
 }
 
 /// A column reduction: a thread per chunk of one output.
 template <class A, class R, class TO, class TI>
-__global__ void reduce_columns_kernel(R r, detail::reduce_plan p, TO* out, A* partials, const TI* in) {
+DEVTENSOR_KERNEL void reduce_columns_kernel(R r, detail::reduce_plan p, TO* out, A* partials, const TI* in) {
     const std::int64_t items = p.outputs() * p.chunks();
     for (std::int64_t item = grid_thread<std::int64_t>(); item < items; item += grid_threads<std::int64_t>())
         reduce_put(r, p, item, reduce_column_item<A>(r, p, in, item), out, partials);
@@ -118,7 +181,7 @@ __global__ void reduce_columns_kernel(R r, detail::reduce_plan p, TO* out, A* pa
 
 /// The chunk results of each output combined and finished: a thread per output.
 template <class A, class R, class TO>
-__global__ void reduce_partials_kernel(R r, detail::reduce_plan p, A* partials, TO* out) {
+DEVTENSOR_KERNEL void reduce_partials_kernel(R r, detail::reduce_plan p, A* partials, TO* out) {
     for (std::int64_t k = grid_thread<std::int64_t>(); k < p.outputs(); k += grid_threads<std::int64_t>())
         reduce_partials_output(r, p, partials, out, k);
 }
@@ -126,24 +189,36 @@ __global__ void reduce_partials_kernel(R r, detail::reduce_plan p, A* partials, 
 /// gemm_block on the GPU. Two blocks per multiprocessor (at most 128 registers a
 /// thread for 256 threads), so one block computes while the other waits at a barrier.
 template <class S, class T>
-__global__ void __launch_bounds__(S::threads, 2) gemm_kernel(gemm_params<T> p, std::int64_t tiles_m,
-                                                          std::int64_t tiles_n) {
+DEVTENSOR_KERNEL void DEVTENSOR_LAUNCH_BOUNDS(S::threads, 2) gemm_kernel(gemm_params<T> p, std::int64_t tiles_m,
+                                                                        std::int64_t tiles_n) {
+#ifdef DEVTENSOR_CUDA_EMULATED_BLOCK
+    emulated_block_body(S::threads, [&](auto& block) { gemm_block<S>(block, p, tiles_m, tiles_n); });
+#else
     device_block block;
     gemm_block<S>(block, p, tiles_m, tiles_n);
+#endif
 }
 
 /// gemv_block on the GPU.
 template <class G, class T>
-__global__ void __launch_bounds__(G::threads) gemv_kernel(gemm_params<T> p) {
+DEVTENSOR_KERNEL void DEVTENSOR_LAUNCH_BOUNDS(G::threads) gemv_kernel(gemm_params<T> p) {
+#ifdef DEVTENSOR_CUDA_EMULATED_BLOCK
+    emulated_block_body(G::threads, [&](auto& block) { gemv_block<G>(block, p); });
+#else
     device_block block;
     gemv_block<G>(block, p);
+#endif
 }
 
 /// transpose_block on the GPU: one 32 x 32 tile per block.
 template <class T>
-__global__ void __launch_bounds__(transpose_threads) transpose_kernel(transpose_params<T> p) {
+DEVTENSOR_KERNEL void DEVTENSOR_LAUNCH_BOUNDS(transpose_threads) transpose_kernel(transpose_params<T> p) {
+#ifdef DEVTENSOR_CUDA_EMULATED_BLOCK
+    emulated_block_body(transpose_threads, [&](auto& block) { transpose_block(block, p); });
+#else
     device_block block;
     transpose_block(block, p);
+#endif
 }
 
 // ---- launchers -------------------------------------------------------------------------
@@ -175,7 +250,16 @@ std::int64_t resident_blocks(int ordinal) {
 template <class Kernel, class... Args>
 void launch(const char* name, int ordinal, dim3 grid, dim3 block, Kernel kernel, Args... args) {
     detail::cudart::device_guard guard(ordinal);
+#ifdef DEVTENSOR_CUDA_EMULATED_BLOCK
+    // the last block and thread first: a kernel that relied on the order of blocks would show it
+    for (unsigned b = grid.x; b-- > 0;)
+        for (unsigned t = block.x; t-- > 0;) {
+            emulated_now() = {b, block.x, grid.x, t};
+            kernel(args...);
+        }
+#else
     kernel<<<grid, block, 0, detail::cudart::stream(ordinal)>>>(args...);
+#endif
     detail::cudart::check_launch(ordinal, name);
 }
 

@@ -28,15 +28,28 @@ rm -rf "$results"
 mkdir -p "$results"
 # Other processes on these cores distort the figures, most at all threads: record the load.
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# OpenBLAS 0.3.21 does not know every new CPU model and then falls back to its generic
+# Prescott (SSE) kernels, a third of its speed here: where that happens on a CPU with
+# AVX-512 (or AVX2), it gets the kernels it would have picked had it known the model,
+# so that the OpenBLAS and libtorch rows compare with the peer at its best.
+openblas_core=$(python3 -c 'import ctypes; l = ctypes.CDLL("libopenblas.so.0"); l.openblas_get_corename.restype = ctypes.c_char_p; print(l.openblas_get_corename().decode())' 2>/dev/null || true)
+openblas_coretype=
+if [ "$openblas_core" = Prescott ]; then
+  if grep -qw avx512f /proc/cpuinfo; then openblas_coretype=SkylakeX
+  elif grep -qw avx2 /proc/cpuinfo; then openblas_coretype=Haswell; fi
+  [ -z "$openblas_coretype" ] || echo "OpenBLAS picked its Prescott kernels on this CPU: OPENBLAS_CORETYPE=$openblas_coretype"
+fi
 for threads in $(printf '%s\n' 1 "$(nproc)" | sort -nu); do
   echo "== $threads thread(s)"
   before=$(load)
   # OpenBLAS and oneDNN pick their kernels themselves: nothing in the environment may steer
-  # them. BLIS too, but for the one case where it cannot tell (see bench/bench_blis.cpp).
+  # them, but for OpenBLAS's fallback above. BLIS too, but for the one case where it cannot
+  # tell (see bench/bench_blis.cpp).
   # libgomp workers spin ~0.1 ms (not ~10 ms) before sleeping: enough to stay hot
   # between back-to-back calls, short enough not to take the cores from OpenBLAS's
   # own threads inside torch's nn::Linear (Debian's torch is OpenMP, its OpenBLAS pthreads).
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u DNNL_MAX_CPU_ISA -u BLIS_ARCH_TYPE \
+    ${openblas_coretype:+OPENBLAS_CORETYPE=$openblas_coretype} \
     GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-2000}" \
     DEVTENSOR_BENCH_THREADS="$threads" \
     DEVTENSOR_BENCH_INFO="$results/info-$threads.txt" \

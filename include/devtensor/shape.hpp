@@ -175,6 +175,7 @@ inline std::int64_t extent(const shape& s, const strides& st) noexcept {
 /// The shape two operands broadcast to (trailing dimensions aligned, 1 stretches);
 /// throws shape_error naming `op` and both shapes when they don't.
 inline shape broadcast_shapes(const shape& a, const shape& b, std::string_view op = "broadcast") {
+    if (a == b) return a;  // the usual case, at no cost
     const std::size_t rank = std::max(a.rank(), b.rank());
     std::array<std::int64_t, shape::max_rank> dims{};
     for (std::size_t i = 0; i < rank; ++i) {  // i counts from the last dimension

@@ -13,6 +13,8 @@
 #include <devtensor/shape.hpp>
 #include <devtensor/transfer.hpp>
 
+#include <algorithm>
+#include <array>
 #include <concepts>
 #include <functional>
 #include <cstddef>
@@ -460,9 +462,12 @@ public:
         require_defined("transpose");
         const std::size_t a = detail::wrap_dim("transpose", d0, shape_.rank());
         const std::size_t b = detail::wrap_dim("transpose", d1, shape_.rank());
-        std::vector<std::int64_t> dims(shape_.begin(), shape_.end()), st(strides_.begin(), strides_.end());
+        std::array<std::int64_t, devtensor::shape::max_rank> dims{}, st{};  // no allocation for a view
+        std::copy(shape_.begin(), shape_.end(), dims.begin());
+        std::copy(strides_.begin(), strides_.end(), st.begin());
         if (shape_.rank() > 0) std::swap(dims[a], dims[b]), std::swap(st[a], st[b]);
-        return view_of(devtensor::shape(dims), devtensor::strides(st), data_, {"transpose", site},
+        const std::span<const std::int64_t> new_dims(dims.data(), shape_.rank()), new_strides(st.data(), shape_.rank());
+        return view_of(devtensor::shape(new_dims), devtensor::strides(new_strides), data_, {"transpose", site},
                        [d0, d1](const auto& z) { return z.transpose(d0, d1, call_site{}); });
     }
 

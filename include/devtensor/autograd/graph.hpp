@@ -318,35 +318,79 @@ void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) 
     }
 }
 
+/// The nodes one backward reaches, each with its consumers not yet run, the gradient
+/// summed for it so far and where its edges' entries are listed. A flat list, searched
+/// linearly while the graph is small (a training step's handful of nodes), through a
+/// hash index past that: no allocation per node.
+template <class T>
+class backward_table {
+public:
+    struct entry {
+        node<T>* n;
+        int waiting = 0;
+        std::size_t first_edge = 0;  ///< edges[first_edge + i]: the entry of n->next[i]
+        grad_t<T> pending;
+    };
+    static constexpr std::size_t no_entry = static_cast<std::size_t>(-1);
+
+    /// n's entry, and whether it was added now.
+    std::pair<std::size_t, bool> find_or_add(node<T>* n) {
+        if (index_.empty()) {
+            for (std::size_t i = 0; i < entries.size(); ++i)
+                if (entries[i].n == n) return {i, false};
+            entries.push_back(entry{n, 0, 0, {}});
+            if (entries.size() > linear_limit)
+                for (std::size_t i = 0; i < entries.size(); ++i) index_.emplace(entries[i].n, i);
+            return {entries.size() - 1, true};
+        }
+        const auto [it, fresh] = index_.try_emplace(n, entries.size());
+        if (fresh) entries.push_back(entry{n, 0, 0, {}});
+        return {it->second, fresh};
+    }
+
+    std::vector<entry> entries;
+    std::vector<std::size_t> edges;
+
+private:
+    static constexpr std::size_t linear_limit = 32;
+    std::unordered_map<node<T>*, std::size_t> index_;
+};
+
 /// Runs backward from `root` with gradient `g`: every node once, after all its
 /// consumers (latest-recorded first, a fixed order), gradients of an input summed in
 /// that order; leaves accumulate into grad(). Frees saved tensors unless `retain`.
 template <class T>
 void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain) {
     const no_grad off;
-    std::unordered_map<node<T>*, int> waiting;  // consumers not yet run
-    std::vector<node<T>*> stack{root.get()};
-    waiting[root.get()] = 0;
-    while (!stack.empty()) {
-        node<T>* n = stack.back();
+    backward_table<T> table;
+    table.entries.reserve(16);
+    table.find_or_add(root.get());
+    std::vector<std::size_t> stack{0};
+    while (!stack.empty()) {  // every node reached, its consumers counted, its edges listed
+        const std::size_t at = stack.back();
         stack.pop_back();
-        for (const auto& next : n->next) {
-            if (!next) continue;
-            const auto [it, fresh] = waiting.try_emplace(next.get(), 0);
-            ++it->second;
-            if (fresh) stack.push_back(next.get());
+        table.entries[at].first_edge = table.edges.size();
+        for (const auto& next : table.entries[at].n->next) {
+            if (!next) {
+                table.edges.push_back(backward_table<T>::no_entry);
+                continue;
+            }
+            const auto [i, fresh] = table.find_or_add(next.get());
+            table.edges.push_back(i);
+            ++table.entries[i].waiting;
+            if (fresh) stack.push_back(i);
         }
     }
-    const auto later_first = [](const node<T>* a, const node<T>* b) { return a->sequence < b->sequence; };
-    std::priority_queue<node<T>*, std::vector<node<T>*>, decltype(later_first)> ready(later_first);
-    std::unordered_map<node<T>*, grad_t<T>> pending;
-    pending[root.get()] = std::move(g);
-    ready.push(root.get());
+    auto& entries = table.entries;
+    const auto later_first = [&](std::size_t a, std::size_t b) { return entries[a].n->sequence < entries[b].n->sequence; };
+    std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later_first)> ready(later_first);
+    entries[0].pending = std::move(g);
+    ready.push(0);
     while (!ready.empty()) {
-        node<T>* n = ready.top();
+        const std::size_t at = ready.top();
         ready.pop();
-        grad_t<T> grad = std::move(pending[n]);
-        pending.erase(n);
+        node<T>* n = entries[at].n;
+        const grad_t<T> grad = std::move(entries[at].pending);
         if (n->released)
             throw freed_graph(n->op);
         std::vector<grad_t<T>> grads;
@@ -356,10 +400,10 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
             n->released = true;
         }
         for (std::size_t i = 0; i < n->next.size(); ++i) {
-            node<T>* next = n->next[i].get();
-            if (!next) continue;
+            const std::size_t to = table.edges[entries[at].first_edge + i];
+            if (to == backward_table<T>::no_entry) continue;
             if (i < grads.size() && grads[i].defined()) {
-                grad_t<T>& sum = pending[next];
+                grad_t<T>& sum = entries[to].pending;
                 if (!sum.defined()) sum = std::move(grads[i]);
                 else {
                     grad_t<T> total(sum.shape(), sum.device(), {"backward", call_site{}});
@@ -367,7 +411,7 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
                     sum = std::move(total);
                 }
             }
-            if (--waiting[next] == 0) ready.push(next);
+            if (--entries[to].waiting == 0) ready.push(to);
         }
     }
 }

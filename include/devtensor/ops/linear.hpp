@@ -9,7 +9,10 @@
 #include <devtensor/ops/copy.hpp>
 #include <devtensor/tensor.hpp>
 
+#include <algorithm>
+#include <array>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace devtensor {
@@ -28,10 +31,17 @@ struct linear_node final : node<T> {
         const grad_t<T>& wv = weight.get("linear");
         std::vector<grad_t<T>> grads(3);
         if (this->next[0]) grads[0] = matmul(g, wv, call_site{});
-        if (this->next[1]) {
-            const std::int64_t out = wv.shape()[0], in = wv.shape()[1];
-            grads[1] = matmul(g.reshape({-1, out}, call_site{}).t(call_site{}), xv.reshape({-1, in}, call_site{}),
-                              call_site{});
+        if (this->next[1]) {  // gᵀ·x over the batch's rows
+            const std::int64_t out = wv.shape()[0], in = wv.shape()[1], rows = out == 0 ? 0 : g.numel() / out;
+            if (rows > 0 && in > 0 && g.is_contiguous() && xv.is_contiguous()) {  // the GEMM on them as they lie
+                grad_t<T> gw(wv.shape(), g.device(), {"backward", call_site{}});
+                gemm_any<T>("linear", gw.device(),
+                            gemm_params<T>{out, in, rows, g.data(), 1, out, xv.data(), in, 1, gw.data(), in, nullptr});
+                grads[1] = std::move(gw);
+            } else {
+                grads[1] = matmul(g.reshape({-1, out}, call_site{}).t(call_site{}), xv.reshape({-1, in}, call_site{}),
+                                  call_site{});
+            }
         }
         if (this->next.size() > 2 && this->next[2]) grads[2] = sum_to_size(g, bias_shape, call_site{}).contiguous(call_site{});
         return grads;
@@ -77,9 +87,10 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
         throw shape_error("devtensor::linear: the input's last dimension must be in_features = " +
                           std::to_string(in_features) + " (weight " + weight.shape().to_string() +
                           "), but the input has shape " + x.shape().to_string() + detail::made_where({ox, ow}));
-    std::vector<std::int64_t> dims(x.shape().begin(), x.shape().end());
-    dims.back() = out_features;
-    const shape out_shape(dims);
+    std::array<std::int64_t, shape::max_rank> dims{};  // x's shape, the last dimension out_features
+    std::copy(x.shape().begin(), x.shape().end(), dims.begin());
+    dims[x.dim() - 1] = out_features;
+    const shape out_shape(std::span<const std::int64_t>(dims.data(), x.shape().rank()));
     if (bias.defined() && !detail::broadcasts_to(bias.shape(), out_shape))
         throw shape_error("devtensor::linear: the bias must broadcast to the output " + out_shape.to_string() +
                           " (weight " + weight.shape().to_string() + "), got " + bias.shape().to_string() +
@@ -89,12 +100,15 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
     const bool row_bias = bias.defined() && (bias.dim() == 0 || bias.numel() == bias.shape()[bias.shape().rank() - 1]);
     using result_device = detail::common_device_t<DX, DW>;
     tensor<TX, result_device> out(out_shape, device_cast<result_device>(device(x.device())), {"linear", site});
-    const std::int64_t batch = shape(std::vector<std::int64_t>(dims.begin(), dims.end() - 1)).numel();
+    const std::int64_t batch = shape(std::span<const std::int64_t>(dims.data(), x.shape().rank() - 1)).numel();
     // Strided operands: x and the bias are made contiguous; the weight is read as it
     // lies when it is row-major or a transposed row-major matrix.
     const origin made{"linear", site};
     const auto dx = detail::dense(x, made);
-    const auto db = row_bias ? detail::dense(bias.reshape({bias.numel()}).expand({out_features}), made) : tensor<TB, DB>{};
+    const auto db = !row_bias                                    ? tensor<TB, DB>{}
+                    : bias.dim() == 1 && bias.numel() == out_features && bias.is_contiguous()
+                        ? bias  // [out], as it usually is: no views to make
+                        : detail::dense(bias.reshape({bias.numel()}).expand({out_features}), made);
     const detail::gemm_operand<TW, DW> w(weight, made);  // B[k][n] = weight[n][k]: B's strides swap w's
     detail::gemm_any<TX>("linear", out.device(),
                          {batch, out_features, in_features, dx.data(), in_features, 1, w.held.data(), w.col, w.row,

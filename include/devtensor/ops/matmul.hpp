@@ -123,6 +123,7 @@ template <class TA, class DA, class TB, class DB>
     // as matrices: a 1-D a is one row, a 1-D b one column
     const tensor<TA, DA> am = a.dim() == 1 ? a.unsqueeze(0) : a;
     const tensor<TB, DB> bm = b.dim() == 1 ? b.unsqueeze(1) : b;
+    const bool two_d = am.dim() == 2 && bm.dim() == 2;  // the common case: no batch to broadcast
     shape batch;
     detail::with_operands({oa, ob}, [&] {
         if (a.dim() == 0 || b.dim() == 0 || am.shape()[am.shape().rank() - 1] != bm.shape()[bm.shape().rank() - 2])
@@ -131,12 +132,39 @@ template <class TA, class DA, class TB, class DB>
         const auto batch_of = [](const shape& s) {
             return shape(std::vector<std::int64_t>(s.begin(), s.end() - 2));
         };
-        batch = broadcast_shapes(batch_of(am.shape()), batch_of(bm.shape()), "matmul");
+        if (!two_d) batch = broadcast_shapes(batch_of(am.shape()), batch_of(bm.shape()), "matmul");
     });
     const std::size_t ra = am.shape().rank(), rb = bm.shape().rank();
     const std::int64_t m = am.shape()[ra - 2], k = am.shape()[ra - 1], n = bm.shape()[rb - 1];
-    std::vector<std::int64_t> dims(batch.begin(), batch.end());
     using result_device = detail::common_device_t<DA, DB>;
+    using operands = std::pair<detail::gemm_operand<TA, DA>, detail::gemm_operand<TB, DB>>;
+    const auto product = [&](const operands& ops, const tensor<TA, result_device>& oi) {
+        const auto& [da, db] = ops;
+        return detail::gemm_params<TA>{m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col,
+                                       oi.data(), n, nullptr};
+    };
+    const auto recorded = [&](tensor<TA, result_device>& out) {
+        if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
+        if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
+        if (records) {
+            auto node = std::make_shared<detail::matmul_node<TA>>();
+            node->a = detail::saved_tensor<TA>(a);
+            node->b = detail::saved_tensor<TA>(b);
+            detail::record(out, std::move(node), "matmul", a, b);
+        }
+        return out;
+    };
+    if (two_d) {
+        tensor<TA, result_device> out(shape{m, n}, device_cast<result_device>(device(a.device())), made);
+        if (k == 0) {
+            fill(out, TA{});
+        } else if (m > 0 && n > 0) {
+            const operands ops{{am, made}, {bm, made}};
+            detail::gemm_any<TA>("matmul", out.device(), product(ops, out));
+        }
+        return recorded(out);
+    }
+    std::vector<std::int64_t> dims(batch.begin(), batch.end());
     std::vector<std::int64_t> ae = dims, be = dims, oe = dims;
     ae.insert(ae.end(), {m, k});
     be.insert(be.end(), {k, n});
@@ -159,20 +187,7 @@ template <class TA, class DA, class TB, class DB>
     };
     // A matrix's operands are read as they lie when they can be, else copied; the
     // copies are held until the products are done.
-    using operands = std::pair<detail::gemm_operand<TA, DA>, detail::gemm_operand<TB, DB>>;
-    const auto product = [&](const operands& ops, const tensor<TA, result_device>& oi) {
-        const auto& [da, db] = ops;
-        return detail::gemm_params<TA>{m, n, k, da.held.data(), da.row, da.col, db.held.data(), db.row, db.col,
-                                       oi.data(), n, nullptr};
-    };
-    if (matrices == 1) {  // a 2-D product, the common case: no lists to allocate
-        tensor<TA, DA> ai = ab;
-        tensor<TB, DB> bi = bb;
-        tensor<TA, result_device> oi = out;
-        select_matrix(0, ai, bi, oi);
-        const operands ops{{ai, made}, {bi, made}};
-        detail::gemm_any<TA>("matmul", out.device(), product(ops, oi));
-    } else if (matrices > 1) {
+    if (matrices > 0) {
         std::vector<operands> held;
         std::vector<detail::gemm_params<TA>> products;
         held.reserve(static_cast<std::size_t>(matrices));
@@ -186,15 +201,7 @@ template <class TA, class DA, class TB, class DB>
         }
         detail::gemm_any<TA>("matmul", out.device(), std::span<const detail::gemm_params<TA>>(products));
     }
-    if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
-    if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
-    if (records) {
-        auto node = std::make_shared<detail::matmul_node<TA>>();
-        node->a = detail::saved_tensor<TA>(a);
-        node->b = detail::saved_tensor<TA>(b);
-        detail::record(out, std::move(node), "matmul", a, b);
-    }
-    return out;
+    return recorded(out);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -174,9 +174,6 @@ template <class T>
 void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
              matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
     if (m == 0 || n == 0) return;
-#ifdef TRACE_GEMM
-    std::fprintf(stderr, "gemm %ld %ld %ld a(%ld,%ld) b(%ld,%ld)\n", (long)m, (long)n, (long)k, (long)a.row, (long)a.col, (long)b.row, (long)b.col);
-#endif
     if (k == 0) {  // the empty sum (+0), then the bias
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = detail::plus_bias(T{}, bias, j);
@@ -185,9 +182,10 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
     // Integer products are exact in any order: they keep the packed path.
     if constexpr (std::is_floating_point_v<T>)
         if (detail::uses_gemv_order(m, n, k)) return gemm_dot(isa, m, n, k, a, b, c, ldc, bias);
-    if (n * k <= gemm_direct_max_work / m) return gemm_direct(m, n, k, a, b, c, ldc, bias);
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (n * k <= gemm_direct_max_work / m && isa != simd::isa::portable)
+            return avx2::direct_elements(m, n, k, a.data, a.row, a.col, b.data, b.row, b.col, c, ldc, bias);
         switch (isa) {
             case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias);
             case simd::isa::avx2: return gemm_blocked<avx2_kernel<T>>(m, n, k, a, b, c, ldc, bias);
@@ -195,6 +193,7 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
         }
     }
 #endif
+    if (n * k <= gemm_direct_max_work / m) return gemm_direct(m, n, k, a, b, c, ldc, bias);
     gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias);
 }
 

@@ -120,6 +120,18 @@ DEVTENSOR_ISA_FUNCTION void dot_block(std::int64_t k, const T* a, std::int64_t l
         }
 }
 
+/// gemm_direct's elements (the GEMM order, one fma chain each, no packing) with this
+/// ISA's fma instruction: the portable build's std::fma is a call into libm.
+template <class T>
+DEVTENSOR_ISA_FUNCTION void direct_elements(std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+                                            std::int64_t a_row, std::int64_t a_col, const T* b, std::int64_t b_row,
+                                            std::int64_t b_col, T* c, std::int64_t ldc, const T* bias) {
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+            c[i * ldc + j] = detail::plus_bias(detail::gemm_order_dot(k, a + i * a_row, a_col, b + j * b_col, b_row),
+                                               bias, j);
+}
+
 /// Columns [j, j + W) of C for all m rows: MB rows at a time, one at a time at the edge.
 template <int MB, int W, class T>
 DEVTENSOR_ISA_FUNCTION void dot_rows(std::int64_t m, std::int64_t j, std::int64_t k, const T* a,

@@ -89,7 +89,7 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
                           "), but the input has shape " + x.shape().to_string() + detail::made_where({ox, ow}));
     std::array<std::int64_t, shape::max_rank> dims{};  // x's shape, the last dimension out_features
     std::copy(x.shape().begin(), x.shape().end(), dims.begin());
-    dims[x.dim() - 1] = out_features;
+    dims[x.shape().rank() - 1] = out_features;
     const shape out_shape(std::span<const std::int64_t>(dims.data(), x.shape().rank()));
     if (bias.defined() && !detail::broadcasts_to(bias.shape(), out_shape))
         throw shape_error("devtensor::linear: the bias must broadcast to the output " + out_shape.to_string() +

@@ -192,6 +192,23 @@ TEST_CASE("autograd: gradients accumulate; no_grad, detach and hooks") {
     CHECK_FALSE((i * 2).requires_grad());
 }
 
+TEST_CASE("autograd: a graph past backward's linear table (80 nodes, each output used twice) sums every path once") {
+    // y0 = x, y(i+1) = (yi + yi) + x: y40 = (2^41 - 1) x, exact in double, through 80 nodes
+    // (backward looks nodes up linearly up to 32 of them, through a hash index past that).
+    auto x = dt::tensor<double, dt::cpu_device>(dt::shape{3}, dt::cpu_device{});
+    for (std::int64_t i = 0; i < 3; ++i) x.data()[i] = static_cast<double>(i) - 1.0;
+    x.requires_grad_();
+    auto y = x;
+    for (int i = 0; i < 40; ++i) y = (y + y) + x;
+    const double slope = 2199023255551.0;  // 2^41 - 1
+    auto loss = dt::sum(y);
+    loss.backward(true);
+    CHECK(x.grad().to_vector() == std::vector<double>(3, slope));
+    loss.backward();  // the retained graph once more: the gradient accumulates
+    CHECK(x.grad().to_vector() == std::vector<double>(3, 2 * slope));
+    CHECK(y.to_vector() == std::vector<double>{-slope, 0.0, slope});
+}
+
 TEST_CASE("autograd: misuse is a clear autograd_error") {
     tensor x = dt::from_values<double>({1, 2, 3}, {3});
     x.requires_grad_();

@@ -19,8 +19,6 @@ namespace devtensor::optim {
 template <class T, Device D = device>
 class parameter_set {
 public:
-    using parameter_type = tensor<T, D>;
-
     /// Any range of tensors that convert to tensor<T, D> (a static-device list to a run-time one).
     template <std::ranges::input_range R>
     explicit parameter_set(const R& params, const char* name) : params_(std::ranges::begin(params), std::ranges::end(params)) {

@@ -182,9 +182,10 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
     // Integer products are exact in any order: they keep the packed path.
     if constexpr (std::is_floating_point_v<T>)
         if (detail::uses_gemv_order(m, n, k)) return gemm_dot(isa, m, n, k, a, b, c, ldc, bias);
+    const bool direct = n * k <= gemm_direct_max_work / m;  // too small to pack
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        if (n * k <= gemm_direct_max_work / m && isa != simd::isa::portable)
+        if (direct && isa != simd::isa::portable)
             return avx2::direct_elements(m, n, k, a.data, a.row, a.col, b.data, b.row, b.col, c, ldc, bias);
         switch (isa) {
             case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias);
@@ -193,7 +194,7 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
         }
     }
 #endif
-    if (n * k <= gemm_direct_max_work / m) return gemm_direct(m, n, k, a, b, c, ldc, bias);
+    if (direct) return gemm_direct(m, n, k, a, b, c, ldc, bias);
     gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias);
 }
 

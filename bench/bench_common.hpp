@@ -56,6 +56,7 @@ struct problem {
     std::int64_t k = 0;
     std::int64_t hidden = 0;  ///< the MLP training rows' hidden width
     std::int64_t batch = 1;   ///< matmul: products of as many distinct matrices, one after another
+    std::int64_t steps = 1;   ///< training rows: steps a timed call runs back to back, as a training loop does
 };
 
 /// Threads every implementation is given: DEVTENSOR_BENCH_THREADS, default 1.

@@ -20,15 +20,18 @@ namespace {
 /// Optimizer::zero_grad() zeroes them in place, and backward then adds into them, two
 /// passes more per parameter than devtensor makes.
 template <class Net>
-workload torch_training(Net net, const torch::Tensor& x, const torch::Tensor& target, bool classify) {
+workload torch_training(const problem& p, Net net, const torch::Tensor& x, const torch::Tensor& target,
+                        bool classify) {
     auto params = net->parameters();
     auto opt = std::make_shared<torch::optim::SGD>(params, torch::optim::SGDOptions(train_lr));
-    return [=]() mutable {
-        auto out = net->forward(x);
-        auto loss = classify ? torch::nn::functional::cross_entropy(out, target) : torch::mse_loss(out, target);
-        for (auto& param : params) param.mutable_grad() = torch::Tensor();  // zero_grad(set_to_none=True)
-        loss.backward();
-        opt->step();
+    return [=, steps = p.steps]() mutable {
+        for (std::int64_t s = 0; s < steps; ++s) {
+            auto out = net->forward(x);
+            auto loss = classify ? torch::nn::functional::cross_entropy(out, target) : torch::mse_loss(out, target);
+            for (auto& param : params) param.mutable_grad() = torch::Tensor();  // zero_grad(set_to_none=True)
+            loss.backward();
+            opt->step();
+        }
     };
 }
 
@@ -37,11 +40,11 @@ workload torch_training(const problem& p) {
     torch::manual_seed(1);
     auto x = torch::randn({p.m, p.k}, f32);
     if (p.kind == op::train_linear)  // one bare layer, as devtensor's row
-        return torch_training(torch::nn::Linear(p.k, p.n), x, torch::randn({p.m, p.n}, f32), false);
+        return torch_training(p, torch::nn::Linear(p.k, p.n), x, torch::randn({p.m, p.n}, f32), false);
     torch::nn::Sequential mlp(torch::nn::Linear(p.k, p.hidden), torch::nn::ReLU(), torch::nn::Linear(p.hidden, p.n));
     if (p.kind == op::train_mlp_ce)
-        return torch_training(mlp, x, torch::randint(0, p.n, {p.m}, torch::TensorOptions().dtype(torch::kInt64)), true);
-    return torch_training(mlp, x, torch::randn({p.m, p.n}, f32), false);
+        return torch_training(p, mlp, x, torch::randint(0, p.n, {p.m}, torch::TensorOptions().dtype(torch::kInt64)), true);
+    return torch_training(p, mlp, x, torch::randn({p.m, p.n}, f32), false);
 }
 
 }  // namespace

@@ -14,7 +14,28 @@ namespace cpu = dt::backend_cpu;
 
 struct problem {
     std::int64_t m, n, k;
-    bool transposed_b;  // B read through its columns, as linear reads its weight
+    bool transposed_b;          // B read through its columns, as linear reads its weight
+    bool transposed_a = false;  // A read through its columns, as a weight gradient reads Xᵀ
+};
+
+/// A problem's random operands and bias, and C = A·B + bias computed by `gemm`.
+template <class T>
+struct operands {
+    std::vector<T> a, b, bias, c;
+    std::int64_t a_row, a_col, b_row, b_col;
+
+    template <class Gemm>
+    operands(const problem& p, Gemm&& gemm) {
+        dt::generator gen(static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
+        a = dt::rand<T>({p.m, p.k}, dt::cpu_device{}, gen).to_vector();  // [m, k] or [k, m]
+        b = dt::rand<T>({p.k, p.n}, dt::cpu_device{}, gen).to_vector();  // [k, n] or [n, k]
+        bias = dt::rand<T>({p.n}, dt::cpu_device{}, gen).to_vector();
+        a_row = p.transposed_a ? 1 : p.k, a_col = p.transposed_a ? p.m : 1;
+        b_row = p.transposed_b ? 1 : p.n, b_col = p.transposed_b ? p.k : 1;
+        c.assign(static_cast<std::size_t>(p.m * p.n), T(-7));
+        gemm(p.m, p.n, p.k, cpu::matrix_view<T>{a.data(), a_row, a_col}, cpu::matrix_view<T>{b.data(), b_row, b_col},
+             c.data(), p.n, bias.data());
+    }
 };
 
 /// Runs `gemm(m, n, k, a, b, c, ldc, bias)` on random data and compares with the plain loop.
@@ -24,30 +45,26 @@ void check_gemm(const problem& p, Gemm&& gemm) {
     CAPTURE(p.n);
     CAPTURE(p.k);
     CAPTURE(p.transposed_b);
-    dt::generator gen(static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
-    const auto a = dt::rand<T>({p.m, p.k}, dt::cpu_device{}, gen).to_vector();
-    const auto b = dt::rand<T>({p.k, p.n}, dt::cpu_device{}, gen).to_vector();  // [k, n] or [n, k]
-    const auto bias = dt::rand<T>({p.n}, dt::cpu_device{}, gen).to_vector();
-    const std::int64_t b_row = p.transposed_b ? 1 : p.n, b_col = p.transposed_b ? p.k : 1;
-    std::vector<T> c(static_cast<std::size_t>(p.m * p.n), T(-7));
-    gemm(p.m, p.n, p.k, cpu::matrix_view<T>{a.data(), p.k, 1}, cpu::matrix_view<T>{b.data(), b_row, b_col},
-         c.data(), p.n, bias.data());
+    CAPTURE(p.transposed_a);
+    const operands<T> o(p, gemm);
     const double tolerance = (std::is_same_v<T, float> ? 2e-6 : 1e-14) * static_cast<double>(p.k + 1);
     for (std::int64_t i = 0; i < p.m; ++i)
         for (std::int64_t j = 0; j < p.n; ++j) {
-            double expected = bias[static_cast<std::size_t>(j)];
+            double expected = o.bias[static_cast<std::size_t>(j)];
             for (std::int64_t q = 0; q < p.k; ++q)
-                expected += static_cast<double>(a[static_cast<std::size_t>(i * p.k + q)]) *
-                            b[static_cast<std::size_t>(q * b_row + j * b_col)];
-            REQUIRE(static_cast<double>(c[static_cast<std::size_t>(i * p.n + j)]) ==
+                expected += static_cast<double>(o.a[static_cast<std::size_t>(i * o.a_row + q * o.a_col)]) *
+                            o.b[static_cast<std::size_t>(q * o.b_row + j * o.b_col)];
+            REQUIRE(static_cast<double>(o.c[static_cast<std::size_t>(i * p.n + j)]) ==
                     doctest::Approx(expected).epsilon(tolerance).scale(1));
         }
 }
 
-/// Edge tiles in both directions, k spanning several kc blocks, n spanning two nc blocks.
+/// Edge tiles in both directions, k spanning several kc blocks, n spanning two nc blocks;
+/// A transposed (packed through 8 x 8 transposes and their ragged edges) with either B.
 const std::vector<problem> problems = {
-    {1, 1, 1, false},    {5, 17, 3, true},     {14, 32, 384, false}, {15, 33, 385, true},
-    {29, 47, 800, false}, {97, 129, 257, true}, {3, 4100, 20, false}, {40, 4100, 9, true}};
+    {1, 1, 1, false},     {5, 17, 3, true},      {14, 32, 384, false},       {15, 33, 385, true},
+    {29, 47, 800, false}, {97, 129, 257, true},  {3, 4100, 20, false},       {40, 4100, 9, true},
+    {5, 17, 3, false, true}, {15, 33, 385, true, true}, {97, 129, 257, false, true}, {29, 47, 800, true, true}};
 
 template <class K, class T>
 void check_kernel() {
@@ -160,15 +177,7 @@ namespace {
 template <class T, class Gemm>
 std::vector<T> gemm_with_threads(const problem& p, int threads, Gemm&& gemm) {
     dt::set_num_threads(threads);
-    dt::generator gen(static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
-    const auto a = dt::rand<T>({p.m, p.k}, dt::cpu_device{}, gen).to_vector();
-    const auto b = dt::rand<T>({p.k, p.n}, dt::cpu_device{}, gen).to_vector();
-    const auto bias = dt::rand<T>({p.n}, dt::cpu_device{}, gen).to_vector();
-    const std::int64_t b_row = p.transposed_b ? 1 : p.n, b_col = p.transposed_b ? p.k : 1;
-    std::vector<T> c(static_cast<std::size_t>(p.m * p.n), T(-7));
-    gemm(p.m, p.n, p.k, cpu::matrix_view<T>{a.data(), p.k, 1}, cpu::matrix_view<T>{b.data(), b_row, b_col},
-         c.data(), p.n, bias.data());
-    return c;
+    return operands<T>(p, gemm).c;
 }
 
 /// The same bits with 1, 2 and 7 threads, on shapes that split along rows (300 x 700)
@@ -220,4 +229,51 @@ TEST_CASE_TEMPLATE("a tiny product skips packing and keeps the GEMM order's bits
             p, 1, [](auto... args) { cpu::gemm_blocked<cpu::portable_kernel<T>>(args...); });
         CHECK(std::memcmp(direct.data(), packed.data(), direct.size() * sizeof(T)) == 0);
     }
+}
+
+TEST_CASE_TEMPLATE("a narrow C (few columns, more rows) is computed transposed with the GEMM order's bits", T, float,
+                   double) {
+    // C = A·B + bias as Cᵀ = Bᵀ·Aᵀ (a classifier's logits, its input gradient): each element the
+    // same chain, so the packed kernels' bits on C as it lies, at every thread count.
+    const int saved = dt::get_num_threads();
+    for (const problem& p : {problem{64, 10, 128, true}, problem{17, 1, 600, false}, problem{100, 16, 33, true, true},
+                             problem{40, 3, 700, false, true}, problem{300, 7, 500, true}}) {
+        REQUIRE(p.n <= cpu::gemm_transposed_max_cols);
+        check_gemm<T>(p, [](auto... args) { cpu::gemm<T>(args...); });
+        const std::vector<T> plain = gemm_with_threads<T>(
+            p, 1, [](auto... args) { cpu::gemm_blocked<cpu::portable_kernel<T>>(args...); });
+        for (const int threads : {1, 2, 7}) {
+            CAPTURE(threads);
+            const std::vector<T> transposed = gemm_with_threads<T>(p, threads, [](auto... args) { cpu::gemm<T>(args...); });
+            CHECK(std::memcmp(transposed.data(), plain.data(), plain.size() * sizeof(T)) == 0);
+        }
+    }
+    dt::set_num_threads(saved);
+}
+
+TEST_CASE_TEMPLATE("a small batch's product with B row-major and a short k gives the GEMV order's bits", T, float,
+                   double) {
+    // A weight gradient Gᵀ·X on a batch of 10 (k = the batch): AVX-512 keeps each row's chains
+    // in registers where k is short, the strips take the ragged columns and longer k; each
+    // element must be detail::gemm_order_element's, at any thread count.
+    const int saved = dt::get_num_threads();
+    for (const std::int64_t m : {1, 10, 16})
+        for (const std::int64_t k : {1, 15, 16, 17, 64, 256, 257})
+            for (const std::int64_t n : {16, 48, 130}) {
+                const problem p{m, n, k, false};
+                CAPTURE(m);
+                CAPTURE(k);
+                CAPTURE(n);
+                for (const int threads : {1, 3}) {
+                    dt::set_num_threads(threads);
+                    const operands<T> o(p, [](auto... args) { cpu::gemm<T>(args...); });
+                    std::vector<T> want(o.c.size());
+                    for (std::int64_t i = 0; i < m; ++i)
+                        for (std::int64_t j = 0; j < n; ++j)
+                            want[static_cast<std::size_t>(i * n + j)] = dt::detail::gemm_order_element(
+                                m, n, k, o.a.data(), o.a_row, o.a_col, o.b.data(), o.b_row, o.b_col, o.bias.data(), i, j);
+                    CHECK(std::memcmp(want.data(), o.c.data(), want.size() * sizeof(T)) == 0);
+                }
+            }
+    dt::set_num_threads(saved);
 }

@@ -61,6 +61,49 @@ TEST_CASE_TEMPLATE("relu keeps NaN and signed zeros like torch.relu", T, float, 
     CHECK(dt::relu(big).to_vector() == dt::relu(big.contiguous()).to_vector());
 }
 
+TEST_CASE_TEMPLATE("relu, its gradient and the gradients of add, sub and mul: the vector loops give the scalar bits",
+                   T, float, double) {
+    // 203 elements: the 16-byte vectors, their aligned head and scalar tail; NaN, ±0, ±inf and
+    // negatives spread over every lane. Each result is checked against the scalar rule.
+    constexpr T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+    auto x = dt::randn<T>({203});
+    const T specials[] = {nan, T(-0.0), T(0), inf, -inf, T(-1)};
+    for (std::int64_t i = 0; i < 203; i += 5) x(i) = specials[i / 5 % 6];
+    const auto g = dt::randn<T>({203});
+    const auto xs = x.to_vector(), gs = g.to_vector();
+    const auto bits_equal = [](const std::vector<T>& got, auto rule) {
+        bool same = true;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const T want = rule(i);
+            same &= std::memcmp(&got[i], &want, sizeof(T)) == 0;
+        }
+        return same;
+    };
+    const auto xr = x.detach().requires_grad_(true);
+    const auto y = dt::relu(xr);
+    const auto ys = y.detach().to_vector();
+    CHECK(bits_equal(ys, [&](std::size_t i) { return xs[i] < T(0) ? T(0) : xs[i]; }));
+    auto in_place = x.clone();
+    dt::relu_(in_place);
+    CHECK(bits_equal(in_place.to_vector(), [&](std::size_t i) { return ys[i]; }));
+    y.backward(g);
+    CHECK(bits_equal(xr.grad().to_vector(), [&](std::size_t i) { return ys[i] > T(0) ? gs[i] : T(0); }));
+    const auto b = dt::randn<T>({203}).requires_grad_(true);
+    const auto a = x.detach().requires_grad_(true);
+    (a * b).backward(g);
+    const auto bs = b.detach().to_vector();
+    CHECK(bits_equal(a.grad().to_vector(), [&](std::size_t i) { return gs[i] * bs[i]; }));
+    CHECK(bits_equal(b.grad().to_vector(), [&](std::size_t i) { return gs[i] * xs[i]; }));
+    const auto c = x.detach().requires_grad_(true), d = dt::randn<T>({203}).requires_grad_(true);
+    (c - d).backward(g);
+    CHECK(bits_equal(c.grad().to_vector(), [&](std::size_t i) { return gs[i]; }));
+    CHECK(bits_equal(d.grad().to_vector(), [&](std::size_t i) { return -gs[i]; }));
+    const auto e = x.detach().requires_grad_(true), f = dt::randn<T>({203}).requires_grad_(true);
+    (e + f).backward(g);
+    CHECK(bits_equal(e.grad().to_vector(), [&](std::size_t i) { return gs[i]; }));
+    CHECK(bits_equal(f.grad().to_vector(), [&](std::size_t i) { return gs[i]; }));
+}
+
 TEST_CASE("large elementwise ops agree on every thread count (vector, streaming and tiled paths)") {
     const auto a = dt::rand<float>({3000, 1000}), b = dt::rand<float>({1000});
     std::vector<float> first;

@@ -148,6 +148,34 @@ TEST_CASE_TEMPLATE("every layout path and thread count gives the order's bits", 
                     dt::mean(base.permute({0, 2, 1}).contiguous(), {1, 2}).to_vector()));
 }
 
+TEST_CASE_TEMPLATE("short rows (the vector tail and fold): the order's bits with signed zeros, NaN and infinities",
+                   T, float, double) {
+    // Rows of 1 to 40 elements: every count of a partial last vector, rows shorter than the
+    // chains and rows past them. All -0.0 rows sum to +0.0 (a chain's identity is +0.0) and
+    // keep -0.0 through amax when every element is -0.0; NaN and ±inf in some rows.
+    const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+    for (std::int64_t n = 1; n <= 40; ++n) {
+        CAPTURE(n);
+        auto x = dt::randn<T>({6, n}, dt::cpu_device{}, seeded(static_cast<std::uint64_t>(n)));
+        for (std::int64_t j = 0; j < n; ++j) x(0, j) = T(-0.0);
+        x(1, n - 1) = nan;
+        x(2, n / 2) = inf;
+        x(3, 0) = -inf;
+        x(4, n - 1) = T(-0.0);
+        const auto plan = dt::detail::plan_in_place(x.shape(), x.strides(), dt::detail::reduced_dims("sum", {1}, 2));
+        REQUIRE(plan.has_value());
+        const auto reference = [&](const auto& r) {
+            std::vector<T> out;
+            for (std::int64_t o = 0; o < plan->outer; ++o)
+                out.push_back(dt::detail::reduce_order_output<T>(r, *plan, x.data(), o, 0));
+            return out;
+        };
+        CHECK(same_bits(dt::sum(x, {1}).to_vector(), reference(dt::detail::sum_op{})));
+        CHECK(same_bits(dt::amax(x, {1}).to_vector(), reference(dt::detail::extreme_op<true>{})));
+        CHECK(same_bits(dt::amin(x, {1}).to_vector(), reference(dt::detail::extreme_op<false>{})));
+    }
+}
+
 TEST_CASE("the emulated kernels give the cpu's bits for multi-chunk rows and columns, sum and mean") {
     const auto x = dt::randn<float>({3, 10000, 5}, dt::cpu_device{}, seeded(5));
     for (const std::int64_t d : {0, 1, 2}) {

@@ -70,15 +70,25 @@ loop_plan<N> make_loop_plan(const shape& out, const std::array<const shape*, sta
     return p;
 }
 
-/// Each operand's offset of output element i (row-major over the plan's sizes).
+/// Each operand's offset of element i of the plan's dimensions [0, dims) (row-major;
+/// i below their product): the outermost index needs no division.
 template <int N>
-DEVTENSOR_HOST_DEVICE inline void offsets_of(const loop_plan<N>& p, std::int64_t i, std::int64_t (&offset)[static_cast<std::size_t>(N)]) {
+DEVTENSOR_HOST_DEVICE inline void offsets_within(const loop_plan<N>& p, int dims, std::int64_t i,
+                                                 std::int64_t (&offset)[static_cast<std::size_t>(N)]) {
     for (int k = 0; k < N; ++k) offset[k] = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
+    for (int d = dims - 1; d > 0; --d) {
         const std::int64_t index = i % p.sizes[d];
         i /= p.sizes[d];
         for (int k = 0; k < N; ++k) offset[k] += index * p.strides[k][d];
     }
+    if (dims > 0)
+        for (int k = 0; k < N; ++k) offset[k] += i * p.strides[k][0];
+}
+
+/// Each operand's offset of output element i (row-major over the plan's sizes).
+template <int N>
+DEVTENSOR_HOST_DEVICE inline void offsets_of(const loop_plan<N>& p, std::int64_t i, std::int64_t (&offset)[static_cast<std::size_t>(N)]) {
+    offsets_within(p, p.rank, i, offset);
 }
 
 /// A binary op whose output and one input walk everything in order while the

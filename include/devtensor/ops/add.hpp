@@ -13,6 +13,7 @@ namespace detail {
 /// and converted back, which C++20 defines as modular.
 struct plus {
     static constexpr bool vectorizes = true;
+    static constexpr bool partials_vectorize = true;
     static constexpr bool differentiable = true;
     template <int I, class T>
     DEVTENSOR_HOST_DEVICE T partial(T g, T, T, T) const {

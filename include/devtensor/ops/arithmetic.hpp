@@ -16,6 +16,7 @@ using wrap_t = std::make_unsigned_t<decltype(T{} + T{})>;
 
 struct minus {
     static constexpr bool vectorizes = true;
+    static constexpr bool partials_vectorize = true;
     static constexpr bool differentiable = true;
     template <int I, class T>
     DEVTENSOR_HOST_DEVICE T partial(T g, T, T, T) const {

@@ -97,9 +97,11 @@ shape broadcast_all(const char* op, const std::array<operand, K>& operands, cons
 template <class TO, class F, class... TI, class... DI>
 tensor<TO, common_device_of_t<DI...>> map_new(const origin& made, const F& f, const tensor<TI, DI>&... in);
 
-/// The functor of input I's gradient: g · ∂f/∂x_I, from g, the result y and the inputs.
+/// The functor of input I's gradient: g · ∂f/∂x_I, from g, the result y and the inputs;
+/// on the CPU's vectors where F says its partials work on them (`partials_vectorize`).
 template <class F, int I>
 struct partial_of {
+    static constexpr bool vectorizes = requires { requires F::partials_vectorize; };
     F f;
     template <class T, class... X>
     DEVTENSOR_HOST_DEVICE T operator()(T g, T y, X... x) const {

@@ -13,6 +13,7 @@ namespace detail {
 /// taken in the unsigned type, where overflow is defined).
 struct multiplies {
     static constexpr bool vectorizes = true;
+    static constexpr bool partials_vectorize = true;
     static constexpr bool differentiable = true;
     template <int I, class T>
     DEVTENSOR_HOST_DEVICE T partial(T g, T, T a, T b) const {

@@ -7,6 +7,8 @@ namespace devtensor {
 
 namespace detail {
 struct rectify {
+    static constexpr bool vectorizes = true;  // the selects below work lane by lane on 16-byte vectors
+    static constexpr bool partials_vectorize = true;
     static constexpr bool differentiable = true;
     template <int I, class T>
     DEVTENSOR_HOST_DEVICE T partial(T g, T y, T) const {  // PyTorch's threshold_backward: 0 where y <= 0

@@ -120,8 +120,9 @@ void map_row(const F& f, [[maybe_unused]] simd::isa isa, std::int64_t n, bool st
             return map_row_on(isa, f, n, stream, out.p, in.p...);
     }
     if constexpr (vectorizing<F> && has_vector_loop<TO> && sizeof...(TI) > 0 && (std::is_same_v<TI, TO> && ...)) {
-        if (out.step == 1 && ((in.step == 0 || in.step == 1) && ...)) {
-            using V = simd::sse2<TO>;
+        using V = simd::sse2<TO>;
+        // (a row shorter than the loop's step and its aligned head is all scalar: no setup)
+        if (out.step == 1 && n >= 5 * V::lanes && ((in.step == 0 || in.step == 1) && ...)) {
             return with_flags(std::array<bool, sizeof...(TI)>{(in.step == 1)...}, [&](auto... unit) {
                 const typename V::type splat[] = {V::set1(in.p[0])...};
                 const auto operand = [&](auto is_unit, const TO* p, std::size_t k, [[maybe_unused]] std::int64_t i) {
@@ -192,9 +193,11 @@ void map_on(simd::isa isa, const F& f, const detail::loop_plan<1 + sizeof...(TI)
     const bool stream = streams<TO>(p.numel);
     const int last = p.rank - 1;
     const std::int64_t inner = p.sizes[last];
-    const auto row = [&](std::int64_t length, std::int64_t index) {
+    // the first `length` elements of row r, or of the one row from element `from` on
+    const auto row = [&](std::int64_t length, std::int64_t r, std::int64_t from = 0) {
         std::int64_t offset[static_cast<std::size_t>(N)];
-        detail::offsets_of(p, index, offset);
+        detail::offsets_within(p, last, r, offset);  // no division for a matrix's rows
+        for (int k = 0; k < N; ++k) offset[k] += from * p.strides[k][last];
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             map_row(f, isa, length, stream, row_operand<TO>{out + offset[0], p.strides[0][last]},
                     row_operand<const TI>{in + offset[K + 1], p.strides[K + 1][last]}...);
@@ -234,13 +237,13 @@ void map_on(simd::isa isa, const F& f, const detail::loop_plan<1 + sizeof...(TI)
     const std::int64_t grain = std::max<std::int64_t>(1, elementwise_grain / inner);
     if (rows == 1) {  // one long row: threads take pieces of it
         detail::parallel_for(inner, elementwise_grain, [&](std::int64_t begin, std::int64_t end) {
-            row(end - begin, begin);
+            row(end - begin, 0, begin);
             if (stream) simd::stream_fence();
         });
         return;
     }
     detail::parallel_for(rows, grain, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t r = begin; r < end; ++r) row(inner, r * inner);
+        for (std::int64_t r = begin; r < end; ++r) row(inner, r);
         if (stream) simd::stream_fence();
     });
 }

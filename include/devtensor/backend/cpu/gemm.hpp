@@ -10,6 +10,7 @@
 
 #include <devtensor/backend/cpu/gemm_dot.hpp>
 #include <devtensor/backend/cpu/gemm_kernel.hpp>
+#include <devtensor/backend/cpu/transpose.hpp>  // transpose_detail's kernels, for packing
 #include <devtensor/threads.hpp>
 
 #include <algorithm>
@@ -22,14 +23,50 @@ namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
+/// dst[i * ds + j] = src[j * ss + i] for i < rows, j < cols: the packing of an
+/// operand that lies transposed to its panels (linear's weight as B, Xᵀ as A).
+/// With `avx2` (this CPU runs it), 8 x 8 floats (4 x 4 doubles) at a time in registers.
+#if DEVTENSOR_HAS_X86_KERNELS
+/// transpose_piece's whole blocks of V x V (one AVX2 function, so that the kernel inlines).
+template <class T>
+DEVTENSOR_AVX2 void transpose_blocks_avx2(const T* src, std::int64_t ss, T* dst, std::int64_t ds, std::int64_t rows,
+                                          std::int64_t cols) {
+    constexpr std::int64_t V = 32 / sizeof(T);
+    for (std::int64_t j = 0; j < cols; j += V)
+        for (std::int64_t i = 0; i < rows; i += V) transpose_detail::kernel_avx2(src + j * ss + i, ss, dst + i * ds + j, ds);
+}
+#endif
+
+template <class T>
+void transpose_piece(const T* src, std::int64_t ss, T* dst, std::int64_t ds, std::int64_t rows, std::int64_t cols,
+                     [[maybe_unused]] bool avx2) {
+    std::int64_t whole_rows = 0, whole_cols = 0;
+#if DEVTENSOR_HAS_X86_KERNELS
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (avx2) {
+            constexpr std::int64_t V = 32 / sizeof(T);
+            whole_rows = rows / V * V, whole_cols = cols / V * V;
+            transpose_blocks_avx2(src, ss, dst, ds, whole_rows, whole_cols);
+        }
+    }
+#endif
+    transpose_detail::scalar_tile(src + whole_cols * ss, ss, dst + whole_cols, ds, whole_rows, cols - whole_cols);
+    transpose_detail::scalar_tile(src + whole_rows, ss, dst + whole_rows * ds, ds, rows - whole_rows, cols);
+}
+
 /// Packs rows [r0, r0+rows) x columns [c0, c0+cols) of `m` into panels of `W`
 /// rows, each panel k-major (panel[k*W + i]), zero-padded to a whole panel: B's
-/// panels, from its transposed view.
+/// panels, from its transposed view. `avx2`: transpose_piece's.
 template <int W, class T>
 void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, std::int64_t c0,
-                 std::int64_t cols, T* out) {
-    for (std::int64_t p = 0; p < rows; p += W) {
+                 std::int64_t cols, T* out, bool avx2) {
+    for (std::int64_t p = 0; p < rows; p += W, out += W * cols) {
         const std::int64_t h = std::min<std::int64_t>(W, rows - p);
+        if (m.col == 1 && m.row != 1) {  // B column-major (a weight's transpose): k runs along memory
+            transpose_piece(&m(r0 + p, c0), m.row, out, std::int64_t{W}, cols, h, avx2);
+            for (std::int64_t k = 0; k < cols; ++k) std::fill(out + k * W + h, out + (k + 1) * W, T{});
+            continue;
+        }
         for (std::int64_t k = 0; k < cols; ++k) {
             const T* from = &m(r0 + p, c0 + k);
             if (h == W && m.row == 1) {  // B row-major: a run of W (the compiler's vector copy)
@@ -39,27 +76,30 @@ void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, st
             for (std::int64_t i = 0; i < h; ++i) out[k * W + i] = from[i * m.row];
             for (std::int64_t i = h; i < W; ++i) out[k * W + i] = T{};
         }
-        out += W * cols;
     }
 }
 
 /// Packs rows [r0, r0+rows) x columns [c0, c0+cols) of A into panels of `W`
 /// rows, each row of a panel `LD` apart (panel[i*LD + k]; a panel takes W*LD),
-/// rows past the end zero: for a row-major A, each row a copy.
+/// rows past the end zero: for a row-major A, each row a copy; for a column-major
+/// one, transpose_piece's (`avx2` its).
 template <int W, std::int64_t LD, class T>
 void pack_row_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, std::int64_t c0,
-                     std::int64_t cols, T* out) {
-    for (std::int64_t p = 0; p < rows; p += W, out += W * LD)
-        for (std::int64_t i = 0; i < W; ++i) {
-            T* row = out + i * LD;
-            if (p + i >= rows) {
-                std::fill_n(row, cols, T{});
-            } else if (const T* from = &m(r0 + p + i, c0); m.col == 1) {
-                std::copy_n(from, cols, row);
-            } else {
-                for (std::int64_t k = 0; k < cols; ++k) row[k] = from[k * m.col];
+                     std::int64_t cols, T* out, bool avx2) {
+    for (std::int64_t p = 0; p < rows; p += W, out += W * LD) {
+        const std::int64_t h = std::min<std::int64_t>(W, rows - p);
+        if (m.row == 1 && m.col != 1) {  // A column-major (Xᵀ): the panel's rows run across memory
+            transpose_piece(&m(r0 + p, c0), m.col, out, LD, h, cols, avx2);
+        } else {
+            for (std::int64_t i = 0; i < h; ++i) {
+                const T* from = &m(r0 + p + i, c0);
+                if (m.col == 1) std::copy_n(from, cols, out + i * LD);
+                else
+                    for (std::int64_t k = 0; k < cols; ++k) out[i * LD + k] = from[k * m.col];
             }
         }
+        for (std::int64_t i = h; i < W; ++i) std::fill_n(out + i * LD, cols, T{});
+    }
 }
 
 /// The part of C one thread computes within a column block: rows [r0, r1), columns [c0, c1).
@@ -116,7 +156,7 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
             const std::int64_t panels = (nc + nr - 1) / nr;
             detail::parallel_for(panels, parts > 1 ? 4 : panels, [&](std::int64_t p0, std::int64_t p1) {
                 pack_panels<nr>(bt, jc + p0 * nr, std::min(nc, p1 * nr) - p0 * nr, pc, kc,
-                                packed_b + p0 * nr * kc);
+                                packed_b + p0 * nr * kc, K::vector_isa);
             });
             // ... then its part of C from them.
             detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
@@ -125,7 +165,7 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
                     const gemm_part part = split<mr, nr>(m, nc, p, parts);
                     for (std::int64_t ic = part.r0; ic < part.r1; ic += K::mc) {
                         const std::int64_t mc = std::min(K::mc, part.r1 - ic);
-                        pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a);
+                        pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
                         for (std::int64_t jr = part.c0; jr < part.c1; jr += nr) {
                             const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
                             const bool resume = pc != 0, final_block = pc + kc == k;
@@ -167,6 +207,28 @@ void gemm_direct(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> 
                 detail::gemm_order_dot(k, a.data + i * a.row, a.col, b.data + j * b.col, b.row), bias, j);
 }
 
+/// gemm_blocked with the micro-kernel of `isa`.
+template <class T>
+void gemm_blocked_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
+                     matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
+#if DEVTENSOR_HAS_X86_KERNELS
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        switch (isa) {
+            case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+            case simd::isa::avx2: return gemm_blocked<avx2_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+            case simd::isa::portable: break;
+        }
+    }
+#endif
+    (void)isa;
+    gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+}
+
+/// Columns of C up to which a GEMM-order product with more rows than columns is
+/// computed as Cᵀ = Bᵀ·Aᵀ (each element the same chain, so the same bits): a narrow C
+/// (a classifier's 10 logits) would fill a third of each micro-tile; its transpose fills them.
+inline constexpr std::int64_t gemm_transposed_max_cols = 16;
+
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null)
 /// with the kernels of `isa`, which this CPU must run: the dispatch below, and
 /// the tests, which call every ISA this CPU has. The result is the same for all.
@@ -182,20 +244,23 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
     // Integer products are exact in any order: they keep the packed path.
     if constexpr (std::is_floating_point_v<T>)
         if (detail::uses_gemv_order(m, n, k)) return gemm_dot(isa, m, n, k, a, b, c, ldc, bias);
-    const bool direct = n * k <= gemm_direct_max_work / m;  // too small to pack
+    if (n * k <= gemm_direct_max_work / m) {  // too small to pack
 #if DEVTENSOR_HAS_X86_KERNELS
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        if (direct && isa != simd::isa::portable)
-            return avx2::direct_elements(m, n, k, a.data, a.row, a.col, b.data, b.row, b.col, c, ldc, bias);
-        switch (isa) {
-            case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias);
-            case simd::isa::avx2: return gemm_blocked<avx2_kernel<T>>(m, n, k, a, b, c, ldc, bias);
-            case simd::isa::portable: break;
-        }
-    }
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+            if (isa != simd::isa::portable)
+                return avx2::direct_elements(m, n, k, a.data, a.row, a.col, b.data, b.row, b.col, c, ldc, bias);
 #endif
-    if (direct) return gemm_direct(m, n, k, a, b, c, ldc, bias);
-    gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+        return gemm_direct(m, n, k, a, b, c, ldc, bias);
+    }
+    if (n <= gemm_transposed_max_cols && m > n) {
+        T* const ct = scratch<T>(3, static_cast<std::size_t>(m * n));  // Cᵀ, n x m
+        gemm_blocked_on(isa, n, m, k, matrix_view<T>{b.data, b.col, b.row}, matrix_view<T>{a.data, a.col, a.row},
+                        ct, m, static_cast<const T*>(nullptr));
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = detail::plus_bias(ct[j * m + i], bias, j);
+        return;
+    }
+    gemm_blocked_on(isa, m, n, k, a, b, c, ldc, bias);
 }
 
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null),

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
-#include <vector>
 
 namespace devtensor::backend_cpu {
 
@@ -34,15 +33,16 @@ struct matrix_view {
 };
 
 /// Grow-only working memory of the calling thread (slot 0: B's panels, slot 1:
-/// A's, slot 2: the dot path's columns or B's rows), so repeated GEMMs neither allocate nor
-/// page-fault. Written before it is read.
+/// A's, slot 2: the dot path's columns or B's rows, slot 3: the dot path's rows of A or a
+/// narrow C's transpose), so repeated GEMMs neither allocate nor page-fault. Written
+/// before it is read.
 template <class T>
 T* scratch(int slot, std::size_t count) {
     struct block {
         std::unique_ptr<T[]> data;
         std::size_t size = 0;
     };
-    thread_local block blocks[3];
+    thread_local block blocks[4];
     block& b = blocks[slot];
     if (b.size < count) {
         b.data = std::make_unique_for_overwrite<T[]>(count);
@@ -153,9 +153,20 @@ void avx2_gemv_rows(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64
     gemv_strips<W, KC>(&avx2::gemv_strip<4, NV, 1, KC, T>, m, j0, j1, k, a, lda, b, ldb, c, ldc, bias);
 }
 
+/// k up to which AVX-512 keeps a row's chains in registers and reads B from cache
+/// (avx512::gemv_rows_in_registers; B's rows of a register of columns: 16 KiB of floats).
+inline constexpr std::int64_t gemv_in_registers_max_k = 256;
+
 template <class T>
 void avx512_gemv_rows(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k, const T* a,
                       std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    if (k <= gemv_in_registers_max_k) {  // whole registers of columns here, the rest in a strip below
+        constexpr std::int64_t lanes = simd::vec<T, simd::isa::avx512>::lanes;
+        const std::int64_t whole = j0 + (j1 - j0) / lanes * lanes;
+        avx512::gemv_rows_in_registers(m, j0, whole, k, a, lda, b, ldb, c, ldc, bias);
+        if (whole == j1) return;
+        j0 = whole;
+    }
     constexpr int NV = 2;
     constexpr std::int64_t W = avx512::row_chain_columns<T, NV>,
                            KC = (128 << 10) / (W * static_cast<std::int64_t>(sizeof(T)));
@@ -188,15 +199,15 @@ template <class T>
 void gemm_dot(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
               matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
     static_assert(std::is_floating_point_v<T>, "gemm_dot: the GEMV order is for float and double");
-    // A's rows contiguous: copied when they are not (at most 16 rows).
-    std::vector<T> a_rows;
+    // A's rows contiguous: copied when they are not (at most 16 rows), into the calling
+    // thread's working memory (slot 3: the threads below use slot 2 only).
     const T* a_data = a.data;
     std::int64_t lda = a.row;
     if (a.col != 1) {
-        a_rows.resize(static_cast<std::size_t>(m * k));
-        for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t p = 0; p < k; ++p) a_rows[static_cast<std::size_t>(i * k + p)] = a(i, p);
-        a_data = a_rows.data();
+        T* const a_rows = scratch<T>(3, static_cast<std::size_t>(m * k));
+        for (std::int64_t p = 0; p < k; ++p)  // along A's columns, as a transposed A lies
+            for (std::int64_t i = 0; i < m; ++i) a_rows[i * k + p] = a(i, p);
+        a_data = a_rows;
         lda = k;
     }
     const std::int64_t grain = std::max<std::int64_t>(8, (1 << 18) / std::max<std::int64_t>(1, m * k));

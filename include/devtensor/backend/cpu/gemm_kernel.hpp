@@ -47,6 +47,7 @@ struct portable_kernel {
     static constexpr int mr = 6;
     static constexpr int nr = std::clamp<int>(64 / static_cast<int>(sizeof(T)), 4, 16);
     static constexpr std::int64_t kc = 256, mc = 16 * mr, nc = 128 * nr;
+    static constexpr bool vector_isa = false;  // packing in plain C++ too
 
     /// C's tile = the chains over kc more steps, from C (`resume`) or from zero, + bias if given.
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume,
@@ -65,6 +66,7 @@ template <class T>
 struct avx2_kernel {
     static constexpr int mr = 6, nr = 2 * simd::vec<T, simd::isa::avx2>::lanes;
     static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
+    static constexpr bool vector_isa = true;  // packing through AVX2 registers
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool resume, const T* bias) {
         avx2::gemm_micro_kernel<mr, kc>(kc_, a, b, c, ldc, resume, bias);
@@ -76,6 +78,7 @@ template <class T>
 struct avx512_kernel {
     static constexpr int mr = 14, nr = 2 * simd::vec<T, simd::isa::avx512>::lanes;
     static constexpr std::int64_t kc = 384, mc = 20 * mr, nc = 128 * nr;  // tuned on Sapphire Rapids
+    static constexpr bool vector_isa = true;
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
                      bool resume, const T* bias) {
         avx512::gemm_micro_kernel<mr, kc>(kc_, a, b, c, ldc, resume, bias);

@@ -233,6 +233,39 @@ DEVTENSOR_ISA_FUNCTION void row_chains_upto(int rows, std::int64_t steps, std::i
     row_chains<MB, NV, LB>(steps, left, l0, a, lda, b, chains, m_all, resume);
 }
 
+/// Columns [j0, j1) (whole registers) of C = A·B + bias in the GEMV order, B row-major,
+/// for a short k (a layer's weight gradient on a small batch): one row's L chains of one
+/// register of columns all in registers, B read where it lies, from cache. (AVX-512's 32
+/// registers hold them; AVX2's 16 would not.)
+template <class T>
+DEVTENSOR_ISA_FUNCTION void gemv_rows_in_registers(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k,
+                                                   const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
+                                                   std::int64_t ldc, const T* bias) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    constexpr int L = detail::gemv_chains<T>;
+    const std::int64_t whole = k / L * L;
+    for (std::int64_t j = j0; j < j1; j += V::lanes)
+        for (std::int64_t i = 0; i < m; ++i) {
+            const T* ai = a + i * lda;
+            typename V::type acc[static_cast<std::size_t>(L)];
+            DEVTENSOR_UNROLL(16)
+            for (int l = 0; l < L; ++l) acc[l] = V::zero();
+            for (std::int64_t p0 = 0; p0 < whole; p0 += L)
+                DEVTENSOR_UNROLL(16)
+                for (int l = 0; l < L; ++l)
+                    acc[l] = V::fma(V::broadcast(ai + p0 + l), V::load(b + (p0 + l) * ldb + j), acc[l]);
+            if (whole < k)  // the last step, zero-padded: fma(0, 0, c) past k
+                DEVTENSOR_UNROLL(16)
+                for (int l = 0; l < L; ++l)
+                    acc[l] = whole + l < k ? V::fma(V::broadcast(ai + whole + l), V::load(b + (whole + l) * ldb + j), acc[l])
+                                           : V::fma(V::zero(), V::zero(), acc[l]);
+            for (int w = L / 2; w > 0; w /= 2)  // detail::fold_chains, a lane per column
+                DEVTENSOR_UNROLL(8)
+                for (int l = 0; l < w; ++l) acc[l] = V::add(acc[l], acc[l + w]);
+            V::store(c + i * ldc + j, bias ? V::add(acc[0], V::load(bias + j)) : acc[0]);
+        }
+}
+
 /// C[i][j] = sum over p < k of a[i*lda + p] * b[p*ldb + j] (+ bias[j]) for all m <= 16
 /// rows and the `width` <= W columns of one strip (W = NV registers), in the GEMV order.
 /// B's rows in blocks of KC (a multiple of L, so that each block starts at chain 0),

@@ -35,10 +35,20 @@ A reduce_row_chunk(const R& r, const TI* x, std::int64_t step, std::int64_t leng
             std::int64_t q0 = 0;
             for (; q0 + L <= length; q0 += L)
                 for (int b = 0; b < B; ++b) c[b] = r(c[b], V::load(x + q0 + b * V::lanes));
-            A chains[static_cast<std::size_t>(L)];
-            for (int b = 0; b < B; ++b) V::store(chains + b * V::lanes, c[b]);
-            for (std::int64_t q = q0; q < length; ++q) chains[q - q0] = r(chains[q - q0], x[q]);
-            return detail::fold_pairwise(r, chains);
+            // the tail: element q0 + i joins chain i, the other chains unchanged (a short
+            // row is all tail: no branch on its values, no scalar round trip)
+            for (int b = 0; b < B && q0 + b * V::lanes < length; ++b) {
+                const std::int64_t at = q0 + b * V::lanes;
+                const int count = static_cast<int>(std::min<std::int64_t>(V::lanes, length - at));
+                c[b] = V::first_lanes(count, r(c[b], V::load_first(x + at, count)), c[b]);
+            }
+            // fold_pairwise on the vectors: chain i with chain i + L/2 is vector b with
+            // vector b + B/2, ..., then lanes within the last vector
+            for (int w = B / 2; w > 0; w /= 2)
+                for (int b = 0; b < w; ++b) c[b] = r(c[b], c[b + w]);
+            typename V::type v = r(c[0], V::upper_half(c[0]));
+            if constexpr (V::lanes == 4) v = r(v, V::lane_one(v));
+            return V::first(v);
         }
     }
 #endif
@@ -51,15 +61,14 @@ template <class A>
 inline constexpr std::int64_t reduce_column_block = 1024 / static_cast<std::int64_t>(sizeof(A));
 
 /// Chunk c of outputs (o, j0), ..., (o, j0 + width - 1) into part[0 .. width): each
-/// output's L chains, computed for the block side by side (a loop the compiler vectorises).
+/// output's L chains, computed and folded for the block side by side (loops the compiler vectorises).
 template <class A, class R, class TI>
 void reduce_column_chunk(const R& r, const detail::reduce_plan& p, const TI* in, std::int64_t o, std::int64_t c,
                          std::int64_t j0, std::int64_t width, A* part) {
     constexpr int L = detail::reduce_chains<A>;
     constexpr std::int64_t W = reduce_column_block<A>;
     A acc[static_cast<std::size_t>(L)][static_cast<std::size_t>(W)];
-    for (auto& chain : acc)
-        for (auto& a : chain) a = r.template identity<A>();
+    for (auto& chain : acc) std::fill_n(chain, width, r.template identity<A>());  // the block's outputs only
     const TI* x = in + p.chunk_offset(o, c, j0);
     const std::int64_t length = p.chunk_length(c);
     for (std::int64_t q0 = 0; q0 < length; q0 += L)
@@ -73,11 +82,11 @@ void reduce_column_chunk(const R& r, const detail::reduce_plan& p, const TI* in,
                 for (std::int64_t w = 0; w < width; ++w)
                     chain[w] = r(chain[w], detail::reduce_input<A>(row[w * p.inner_stride], index));
         }
-    for (std::int64_t w = 0; w < width; ++w) {
-        A chains[static_cast<std::size_t>(L)];
-        for (int l = 0; l < L; ++l) chains[l] = acc[l][w];
-        part[w] = detail::fold_pairwise(r, chains);
-    }
+    // fold_pairwise for every output of the block at once (a loop over w the compiler vectorises)
+    for (int half = L / 2; half > 0; half /= 2)
+        for (int l = 0; l < half; ++l)
+            for (std::int64_t w = 0; w < width; ++w) acc[l][w] = r(acc[l][w], acc[l + half][w]);
+    std::copy_n(acc[0], width, part);
 }
 
 /// out[o * inner + j] = the reduction of output (o, j) by r, finished: the one CPU
@@ -101,7 +110,9 @@ void reduce(const R& r, const detail::reduce_plan& p, TO* out, const TI* in) {
         detail::parallel_for(p.outer * chunks, std::max<std::int64_t>(1, elementwise_grain / work),
                              [&](std::int64_t begin, std::int64_t end) {
                                  for (std::int64_t item = begin; item < end; ++item) {
-                                     const std::int64_t o = item / chunks, c = item % chunks;
+                                     // (one chunk an output, the usual case: no division)
+                                     const std::int64_t o = chunks == 1 ? item : item / chunks;
+                                     const std::int64_t c = chunks == 1 ? 0 : item % chunks;
                                      const A part = reduce_row_chunk<A>(r, in + p.chunk_offset(o, c, 0), p.n_stride,
                                                                         p.chunk_length(c), c * detail::reduce_chunk);
                                      put(o, c, 0, 1, &part);

@@ -67,6 +67,25 @@ struct sse2<float> {
     static void store(float* p, type v) { _mm_storeu_ps(p, v); }
     /// Past the caches, straight to memory; p 16-byte aligned.
     static void stream(float* p, type v) { _mm_stream_ps(p, v); }
+    /// p[0, count) in lanes [0, count) (count 1 to 4), nothing read past them.
+    static type load_first(const float* p, int count) {
+        const auto two = [](const float* q) { return _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(q))); };
+        switch (count) {
+            case 1: return _mm_load_ss(p);
+            case 2: return two(p);
+            case 3: return _mm_movelh_ps(two(p), _mm_load_ss(p + 2));
+            default: return load(p);
+        }
+    }
+    /// Lanes [0, count) of `chosen`, the others of `other`.
+    static type first_lanes(int count, type chosen, type other) {
+        const type mask = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(count), _mm_setr_epi32(0, 1, 2, 3)));
+        return _mm_or_ps(_mm_and_ps(mask, chosen), _mm_andnot_ps(mask, other));
+    }
+    /// Lanes 2, 3 moved to 0, 1; then lane 1 to 0: the steps of a pairwise fold.
+    static type upper_half(type v) { return _mm_movehl_ps(v, v); }
+    static type lane_one(type v) { return _mm_shuffle_ps(v, v, 1); }
+    static float first(type v) { return _mm_cvtss_f32(v); }
 };
 
 template <>
@@ -78,6 +97,13 @@ struct sse2<double> {
     static type add(type a, type b) { return _mm_add_pd(a, b); }
     static void store(double* p, type v) { _mm_storeu_pd(p, v); }
     static void stream(double* p, type v) { _mm_stream_pd(p, v); }
+    static type load_first(const double* p, int count) { return count == 1 ? _mm_load_sd(p) : load(p); }
+    static type first_lanes(int count, type chosen, type other) {
+        const type mask = _mm_castsi128_pd(_mm_cmpgt_epi32(_mm_set1_epi32(count), _mm_setr_epi32(0, 0, 1, 1)));
+        return _mm_or_pd(_mm_and_pd(mask, chosen), _mm_andnot_pd(mask, other));
+    }
+    static type upper_half(type v) { return _mm_unpackhi_pd(v, v); }
+    static double first(type v) { return _mm_cvtsd_f64(v); }
 };
 
 /// Orders streaming stores before whatever the thread does next.

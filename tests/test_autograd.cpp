@@ -181,6 +181,21 @@ TEST_CASE("autograd: gradients accumulate; no_grad, detach and hooks") {
     (x * x).backward(dt::from_values<double>({1, 0, -1}, {3}));
     CHECK(x.grad().to_vector() == std::vector<double>{2, 0, -6});
 
+    // a leaf's gradient has memory of its own: the caller's gradient, or a view of it, is
+    // copied (a fresh gradient that nothing else holds is taken as it is)
+    auto given = dt::from_values<double>({1, 2, 3}, {3});
+    for (int way = 0; way < 3; ++way) {
+        CAPTURE(way);
+        x.set_grad({});
+        if (way == 0) x.backward(given);
+        else if (way == 1) x.view({3, 1}).backward(given.view({3, 1}));
+        else (x * 1.0).backward(given);
+        given(0) = 100.0;  // the caller's tensor changes afterwards
+        CHECK(x.grad().data() != given.data());
+        CHECK(x.grad().to_vector() == std::vector<double>{1, 2, 3});
+        given(0) = 1.0;
+    }
+
     // an empty tensor's gradient is empty
     tensor e = dt::zeros<double>({0, 3});
     e.requires_grad_();

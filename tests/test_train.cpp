@@ -229,6 +229,11 @@ TEST_CASE_TEMPLATE("the backward and optimizer functors give the cpu's bits in t
         check(od::sgd_update<T>{T(0.1), T(0.9), decay, true, false}, a, b, c);
         check(od::sgd_update<T>{T(0.1), T(0), decay, false, false}, a, b, c);
     }
+    check(od::sgd_plain<T>{T(0.1)}, a, b);  // plain SGD's update: the full update's bits
+    dt::tensor<T, dt::cpu_device> plain({n}, dt::cpu_device{}), full({n}, dt::cpu_device{});
+    de::map_checked("test", od::sgd_plain<T>{T(0.1)}, plain, a, b);
+    de::map_checked("test", od::sgd_update<T>{T(0.1), T(0), T(0), false, false}, full, a, b, b);
+    CHECK(std::memcmp(plain.data(), full.data(), static_cast<std::size_t>(n) * sizeof(T)) == 0);
     check(od::adam_first_moment<T>{T(0.9), T(0.1), T(1e-2)}, a, b, c);
     check(od::adam_second_moment<T>{T(0.999), T(1 - 0.999), T(1e-2)}, d, b, c);
     check(od::adam_update<T>{T(1e-3), T(0.03), T(1e-8), T(0.999)}, a, b, d);

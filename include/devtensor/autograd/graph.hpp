@@ -116,6 +116,11 @@ struct autograd_access {
     static std::uint64_t& version(const tensor<T, D>& t) noexcept {
         return t.storage_->version;
     }
+    /// Whether t is the only handle on its memory: no other tensor can read or write it.
+    template <class T, class D>
+    static bool sole_owner(const tensor<T, D>& t) noexcept {
+        return t.storage_.use_count() == 1;
+    }
 };
 
 /// Whether a gradient flows through t.
@@ -218,7 +223,9 @@ struct accumulate_grad final : node<T> {
         const auto m = leaf.lock();
         if (!m) return {};  // the leaf is gone: nobody can read its gradient
         if (!m->grad.defined()) {
-            m->grad = copy_as<T>(g, {"backward", call_site{}});  // its own storage, never the caller's
+            // Its own memory, never the caller's: a fresh gradient that nothing else holds (the
+            // usual case) is taken as it is, any other is copied.
+            m->grad = autograd_access::sole_owner(g) && g.is_contiguous() ? g : copy_as<T>(g, {"backward", call_site{}});
         } else {
             if (!(m->grad.shape() == g.shape()))
                 throw autograd_error("devtensor::backward: the gradient " + g.shape().to_string() +

@@ -28,9 +28,7 @@ DEVTENSOR_HOST_DEVICE inline V splat(T x) {
     if constexpr (std::is_same_v<V, T>) {
         return x;
     } else {
-        V v{};
-        for (std::size_t i = 0; i < sizeof(V) / sizeof(T); ++i) v[i] = x;
-        return v;
+        return x - V{};  // the scalar broadcast (x - +0 is x, -0 and NaN included): one shuffle, hoisted
     }
 }
 

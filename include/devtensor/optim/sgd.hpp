@@ -53,6 +53,18 @@ struct sgd_buffer {
     }
 };
 
+/// p - lr·g: sgd_update without momentum or weight decay (its bits, without its branches).
+template <class T>
+struct sgd_plain {
+    static constexpr bool vectorizes = true;
+    T lr;
+    template <class V>
+    DEVTENSOR_HOST_DEVICE V operator()(V p, V g) const {
+        using devtensor::detail::add, devtensor::detail::mul, devtensor::detail::splat;
+        return add(p, -mul(splat<V>(lr), g));
+    }
+};
+
 /// p - lr·step, step = d (no momentum), buf, or d + momentum·buf (Nesterov).
 template <class T>
 struct sgd_update {
@@ -100,10 +112,13 @@ public:
                                                buf, buf, g, p);
                 }
             }
-            devtensor::detail::map_out("optim::sgd",
-                                       detail::sgd_update<T>{T(o.lr), T(o.momentum), T(o.weight_decay), with_momentum,
-                                                             o.nesterov},
-                                       p, p, g, with_momentum ? buf : g);
+            if (!with_momentum && o.weight_decay == 0)
+                devtensor::detail::map_out("optim::sgd", detail::sgd_plain<T>{T(o.lr)}, p, p, g);
+            else
+                devtensor::detail::map_out("optim::sgd",
+                                           detail::sgd_update<T>{T(o.lr), T(o.momentum), T(o.weight_decay),
+                                                                 with_momentum, o.nesterov},
+                                           p, p, g, with_momentum ? buf : g);
         });
     }
 

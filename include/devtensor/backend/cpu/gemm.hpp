@@ -23,11 +23,8 @@ namespace devtensor::backend_cpu {
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
-/// dst[i * ds + j] = src[j * ss + i] for i < rows, j < cols: the packing of an
-/// operand that lies transposed to its panels (linear's weight as B, Xᵀ as A).
-/// With `avx2` (this CPU runs it), 8 x 8 floats (4 x 4 doubles) at a time in registers.
 #if DEVTENSOR_HAS_X86_KERNELS
-/// transpose_piece's whole blocks of V x V (one AVX2 function, so that the kernel inlines).
+/// transpose_piece's whole V x V blocks (in one AVX2 function, so that the kernel inlines).
 template <class T>
 DEVTENSOR_AVX2 void transpose_blocks_avx2(const T* src, std::int64_t ss, T* dst, std::int64_t ds, std::int64_t rows,
                                           std::int64_t cols) {
@@ -37,6 +34,9 @@ DEVTENSOR_AVX2 void transpose_blocks_avx2(const T* src, std::int64_t ss, T* dst,
 }
 #endif
 
+/// dst[i * ds + j] = src[j * ss + i] for i < rows, j < cols: the packing of an
+/// operand that lies transposed to its panels (linear's weight as B, Xᵀ as A).
+/// With `avx2` (this CPU runs it), 8 x 8 floats (4 x 4 doubles) at a time in registers.
 template <class T>
 void transpose_piece(const T* src, std::int64_t ss, T* dst, std::int64_t ds, std::int64_t rows, std::int64_t cols,
                      [[maybe_unused]] bool avx2) {

@@ -69,7 +69,9 @@ struct sse2<float> {
     static void stream(float* p, type v) { _mm_stream_ps(p, v); }
     /// p[0, count) in lanes [0, count) (count 1 to 4), nothing read past them.
     static type load_first(const float* p, int count) {
-        const auto two = [](const float* q) { return _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(q))); };
+        const auto two = [](const float* q) {  // 8 bytes through the unaligned integer type (not a double*)
+            return _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i_u*>(q)));
+        };
         switch (count) {
             case 1: return _mm_load_ss(p);
             case 2: return two(p);

@@ -16,10 +16,14 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 
 #if DEVTENSOR_HAS_X86_KERNELS
 
+// DEVTENSOR_GEMM_K_UNROLL: k steps a GEMM micro-kernel loop iteration takes. AVX2 on
+// Zen 4: 85 GFLOP/s in L1 with 2, 90.7 (the FMA peak loop's) with 1 or 4.
 namespace avx2 {
 #  define DEVTENSOR_ISA simd::isa::avx2
 #  define DEVTENSOR_ISA_FUNCTION __attribute__((target("avx2,fma"))) inline
+#  define DEVTENSOR_GEMM_K_UNROLL 4
 #  include <devtensor/backend/cpu/isa_kernels.inl>
+#  undef DEVTENSOR_GEMM_K_UNROLL
 #  undef DEVTENSOR_ISA_FUNCTION
 #  undef DEVTENSOR_ISA
 }  // namespace avx2
@@ -34,7 +38,9 @@ namespace avx2 {
 namespace avx512 {
 #  define DEVTENSOR_ISA simd::isa::avx512
 #  define DEVTENSOR_ISA_FUNCTION __attribute__((target("avx512f"))) inline
+#  define DEVTENSOR_GEMM_K_UNROLL 2  // as tuned on Sapphire Rapids (no AVX-512 machine to remeasure on)
 #  include <devtensor/backend/cpu/isa_kernels.inl>
+#  undef DEVTENSOR_GEMM_K_UNROLL
 #  undef DEVTENSOR_ISA_FUNCTION
 #  undef DEVTENSOR_ISA
 }  // namespace avx512

@@ -29,7 +29,7 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
         DEVTENSOR_UNROLL(16)
         for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
     }
-    DEVTENSOR_UNROLL(2)
+    DEVTENSOR_UNROLL(DEVTENSOR_GEMM_K_UNROLL)
     for (std::int64_t k = 0; k < kc; ++k) {
         const auto b0 = V::load(b), b1 = V::load(b + lanes);
         DEVTENSOR_UNROLL(16)

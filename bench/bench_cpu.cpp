@@ -15,6 +15,7 @@
 #include <devtensor/backend/cpu/transpose.hpp>  // the kernel under transpose(0, 1).contiguous()
 #include <devtensor/devtensor.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -353,8 +354,16 @@ TEST_CASE("matmul and linear, M = N = K", "[gemm]") {
     for (const std::int64_t n : {256, 1024, 2048}) bench_row(square(op::linear, n));
 }
 
-TEST_CASE("linear(1024 -> 1024) on batch 1-16 (GEMV shape)", "[gemm][gemv]") {
-    for (const std::int64_t batch : {1, 2, 4, 8, 16}) bench_row({op::linear, batch, 1024, 1024});
+TEST_CASE("linear(1024 -> 1024) and linear(4096 -> 4096) on batch 1-16 (GEMV shape)", "[gemm][gemv]") {
+    for (const std::int64_t n : {1024, 4096})
+        for (const std::int64_t batch : {1, 2, 4, 8, 16}) bench_row({op::linear, batch, n, n});
+}
+
+// The skinny and large-k shapes, m x k x n: a 512 x 512 C from k = 4096, a 64 x 64 C
+// from k = 65536 (one long chain an element), a 4096 x 4096 C from k = 64 (C's writes weigh).
+TEST_CASE("matmul, skinny and large-k shapes", "[gemm][skinny]") {
+    for (const auto& [m, k, n] : {std::array<std::int64_t, 3>{512, 4096, 512}, {64, 65536, 64}, {4096, 64, 4096}})
+        bench_row({.kind = op::matmul, .m = m, .n = n, .k = k});
 }
 
 // ---- matmul on a small batch beside linear of the same shape -------------------------------

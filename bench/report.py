@@ -34,7 +34,7 @@ OP_TITLES = {
     "zeros": "zeros into a fresh tensor each iteration (allocate, fill, drop)",
     "full": "full(0.5) into a fresh tensor each iteration (allocate, fill, drop)",
     "rand": "rand: uniform floats in [0, 1)",
-    "matmul": "matmul, M = N = K",
+    "matmul": "matmul, M = N = K; then the skinny and large-k shapes, m x k x n",
     "linear": "linear: x [batch, in] · weightᵀ + bias; b1024:1024->1024 is linear(1024 → 1024) on batch 1024",
     "transpose": "transpose(0, 1).contiguous() of 8192² floats, beside copies of the same bytes (GB/s counts a read and b written)",
     "matmul_gemv_f32": "matmul [16, 4096] x [4096, 4096] float (GEMV order, B read by rows) beside linear of the same shape",
@@ -78,7 +78,8 @@ ROLE_NOTES = {
 GEMM_SQUARE = ["256", "512", "1024", "2048", "4096"]
 GEMM_PEERS = ("openblas", "onednn", "blis")  # "best_peer": the fastest of these in the same run
 LINEAR_SQUARE = ["b256:256->256", "b1024:1024->1024", "b2048:2048->2048"]
-GEMV = [f"b{b}:1024->1024" for b in (1, 2, 4, 8, 16)]
+GEMV = [f"b{b}:{n}->{n}" for n in (1024, 4096) for b in (1, 2, 4, 8, 16)]
+SKINNY = ["512x4096x512", "64x65536x64", "4096x64x4096"]  # m x k x n
 
 # The table: (label, op, sizes, reference, minimum ratio of devtensor's throughput
 # [, thread counts the goal is set for: every run's where absent]).
@@ -105,8 +106,9 @@ GOALS = [
 ] + [
     ("matmul ≥ 0.9× best peer (OpenBLAS, oneDNN, BLIS)", "matmul", GEMM_SQUARE[:1], "best_peer", 0.9),
     ("matmul ≥ 1.0× best peer (OpenBLAS, oneDNN, BLIS)", "matmul", GEMM_SQUARE[1:], "best_peer", 1.0),
+    ("matmul skinny / large-k ≥ 0.9× best peer", "matmul", SKINNY, "best_peer", 0.9),
 ] + [
-    ("linear GEMV shape ≥ 0.9× OpenBLAS", "linear", GEMV, "openblas_best", 0.9),
+    ("linear GEMV shape ≥ 1.0× OpenBLAS (sgemv or sgemm)", "linear", GEMV, "openblas_best", 1.0),
     ("transpose ≥ 0.7× copy ceiling", "transpose", ["8192x8192"], "ceiling", 0.7),
 ] + [
     (f"add on {layout} operands ≥ 0.5× contiguous", f"add_{layout}", ["4096x4096"], "contiguous", 0.5)

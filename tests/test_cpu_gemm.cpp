@@ -152,6 +152,13 @@ TEST_CASE("gemm_parts: threads by the work, never more than the micro-tiles or t
     // At most one part per tile row or column: 3 row tiles, 2 column tiles.
     CHECK(cpu::gemm_parts(3 * mr, 2 * nr, std::int64_t{1} << 30, mr, nr, 64) == 3);
     CHECK(cpu::gemm_parts(mr, 5 * nr - 1, std::int64_t{1} << 30, mr, nr, 64) == 5);
+    // split: the way whose largest part computes and packs less. A 64 x 64 C in two:
+    // rows 36 x 64 (+ B's 64 columns and 36 rows packed) against columns 64 x 32 (+ 96).
+    CHECK(cpu::split<mr, nr>(64, 64, 0, 2).r1 == 64);  // by columns
+    CHECK(cpu::split<mr, nr>(64, 64, 0, 2).c1 == 32);
+    CHECK(cpu::split<mr, nr>(4096, 256, 0, 2).c1 == 256);  // tall: by rows
+    CHECK(cpu::split<mr, nr>(256, 4096, 0, 2).r1 == 256);  // wide: by columns
+    CHECK(cpu::split<mr, nr>(5 * mr, 4096, 0, 7).r1 == 5 * mr);  // fewer row tiles than parts
     // Never more than the threads, nor fewer than 1, and every part gets work from split.
     for (const std::int64_t m : {1, 5, 6, 7, 40, 300, 1023, 4096})
         for (const std::int64_t n : {1, 15, 16, 17, 100, 700, 4096})
@@ -180,15 +187,17 @@ std::vector<T> gemm_with_threads(const problem& p, int threads, Gemm&& gemm) {
     return operands<T>(p, gemm).c;
 }
 
-/// The same bits with 1, 2 and 7 threads, on shapes that split along rows (300 x 700)
+/// The same bits with 1, 2 and 7 threads, on shapes that split along rows (700 x 300)
 /// and along columns (30 x 3000), k over several kc blocks; K's tiles decide the parts.
 template <class K, class T, class Gemm>
 void check_bit_identical(const char* name, Gemm gemm) {
     CAPTURE(name);
-    for (const problem& p : {problem{300, 700, 600, false}, problem{30, 3000, 500, true}}) {
+    for (const problem& p : {problem{700, 300, 600, false}, problem{30, 3000, 500, true}}) {
         CAPTURE(p.m);
         CAPTURE(p.n);
-        REQUIRE(cpu::gemm_parts(p.m, std::min(p.n, K::nc), p.k, K::mr, K::nr, 7) == 7);  // it splits
+        REQUIRE(cpu::gemm_parts(p.m, p.n, p.k, K::mr, K::nr, 7) == 7);  // it splits
+        const cpu::gemm_part first = cpu::split<K::mr, K::nr>(p.m, p.n, 0, 7);
+        CHECK((p.m > p.n ? first.c1 == p.n : first.r1 == p.m));  // along the rows, or the columns
         const std::vector<T> one = gemm_with_threads<T>(p, 1, gemm);
         for (const int threads : {2, 7}) {
             CAPTURE(threads);

@@ -1,7 +1,8 @@
 // CPU GEMM, C = A·B (+ bias per column), BLIS-style: B packed into KC x NC
 // panels, A into MC x KC panels, a register-blocked micro-kernel (the widest
 // this CPU has, chosen at run time) over them, threads over rows or columns of
-// C, the bias fused into the last store. A and B are read through (row,
+// C (each thread its own rectangle and its own panels, one parallel region for
+// the whole product), the bias fused into the last store. A and B are read through (row,
 // column) strides, so transposed operands (linear's weight) cost nothing extra.
 // Every path sums in the order of detail/gemm_order.hpp (small batches in the
 // GEMV order, gemm_dot.hpp), so the bits do not depend on the ISA, the thread
@@ -105,19 +106,30 @@ void pack_row_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows
     for (std::int64_t i = rows; i % W != 0; ++i) std::fill_n(out + i * LD, cols, T{});
 }
 
-/// The part of C one thread computes within a column block: rows [r0, r1), columns [c0, c1).
+/// The part of C one thread computes: rows [r0, r1), columns [c0, c1).
 struct gemm_part {
     std::int64_t r0, r1, c0, c1;
 };
 
-/// Part `p` of `parts`: whole micro-tiles split along the rows when there are
-/// enough of them to balance, else along the columns (a short, wide C).
+/// Multiply-adds a packed element is counted as when split weighs its choices (packing
+/// copies about two elements a cycle, the micro-kernel does 16 or 32 multiply-adds).
+inline constexpr std::int64_t gemm_packing_weight = 8;
+
+/// Part `p` of `parts` of C[m x n]: whole micro-tiles, along the rows or along the
+/// columns, whichever gives the largest part less to do. A part packs its own panels, so
+/// a split along the rows repeats B's packing in every part, one along the columns A's:
+/// a part's cost is its multiply-adds per k plus its packed elements per k, weighted.
 template <int MR, int NR>
-gemm_part split(std::int64_t m, std::int64_t nc, std::int64_t p, std::int64_t parts) {
-    const std::int64_t row_tiles = (m + MR - 1) / MR, col_tiles = (nc + NR - 1) / NR;
-    if (row_tiles >= 4 * parts || row_tiles >= col_tiles)
-        return {std::min(m, row_tiles * p / parts * MR), std::min(m, row_tiles * (p + 1) / parts * MR), 0, nc};
-    return {0, m, std::min(nc, col_tiles * p / parts * NR), std::min(nc, col_tiles * (p + 1) / parts * NR)};
+gemm_part split(std::int64_t m, std::int64_t n, std::int64_t p, std::int64_t parts) {
+    const std::int64_t row_tiles = (m + MR - 1) / MR, col_tiles = (n + NR - 1) / NR;
+    const std::int64_t rows = std::min(m, (row_tiles + parts - 1) / parts * MR),  // the largest parts
+        cols = std::min(n, (col_tiles + parts - 1) / parts * NR);
+    const std::int64_t by_rows_cost = rows * n + gemm_packing_weight * (n + rows),
+                       by_cols_cost = m * cols + gemm_packing_weight * (m + cols);
+    // each way gives every part some work only while there are as many tiles as parts
+    if (row_tiles >= parts && (col_tiles < parts || by_rows_cost <= by_cols_cost))
+        return {std::min(m, row_tiles * p / parts * MR), std::min(m, row_tiles * (p + 1) / parts * MR), 0, n};
+    return {0, m, std::min(n, col_tiles * p / parts * NR), std::min(n, col_tiles * (p + 1) / parts * NR)};
 }
 
 /// Multiply-adds a thread should get before one more thread pays for itself.
@@ -137,62 +149,65 @@ inline std::int64_t gemm_parts(std::int64_t m, std::int64_t n, std::int64_t k, s
     return std::max<std::int64_t>(parts, 1);
 }
 
+/// One part of gemm_blocked, on the calling thread: its column blocks, kc blocks, row
+/// blocks, micro-panels and micro-tiles, its panels in this thread's working memory.
+template <class K, class T>
+void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<T>& a, const matrix_view<T>& bt,
+                       T* c, std::int64_t ldc, const T* bias) {
+    constexpr int mr = K::mr, nr = K::nr;
+    T* const packed_b =
+        scratch<T>(0, static_cast<std::size_t>(K::kc * std::min(K::nc, (part.c1 - part.c0 + nr - 1) / nr * nr)));
+    T* const packed_a = scratch<T>(1, static_cast<std::size_t>(K::mc * K::kc));
+    for (std::int64_t jc = part.c0; jc < part.c1; jc += K::nc) {
+        const std::int64_t nc = std::min(K::nc, part.c1 - jc);
+        for (std::int64_t pc = 0; pc < k; pc += K::kc) {
+            const std::int64_t kc = std::min(K::kc, k - pc);
+            pack_panels<nr>(bt, jc, nc, pc, kc, packed_b, K::vector_isa);  // panel p at p * nr * kc
+            const bool resume = pc != 0, final_block = pc + kc == k;
+            for (std::int64_t ic = part.r0; ic < part.r1; ic += K::mc) {
+                const std::int64_t mc = std::min(K::mc, part.r1 - ic);
+                pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
+                for (std::int64_t jr = 0; jr < nc; jr += nr) {
+                    const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
+                    const T* tile_bias = final_block && bias ? bias + jc + jr : nullptr;
+                    for (std::int64_t ir = 0; ir < mc; ir += mr) {
+                        const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
+                        T* tile_c = c + (ic + ir) * ldc + jc + jr;
+                        const T* tile_a = packed_a + ir * K::kc;
+                        const T* tile_b = packed_b + jr * kc;
+                        if (h == mr && w == nr) {
+                            K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias);
+                        } else {  // an edge tile: computed aside, then its inside stored
+                            T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
+                            if (resume) load_tile(edge, tile_c, ldc, h, w);
+                            K::tile(kc, tile_a, tile_b, &edge[0][0], nr, resume, nullptr);
+                            store_tile(edge, tile_c, ldc, h, w, tile_bias);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] with micro-kernel K, in
 /// the GEMM order: each kc block continues the chains the previous one left in C,
 /// and the last adds the bias.
 template <class K, class T>
 void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
                   matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
-    constexpr int mr = K::mr, nr = K::nr;
     // B as the transposed view, so that pack_panels packs its columns into NR-wide panels.
     const matrix_view<T> bt{b.data, b.col, b.row};
-    T* const packed_b = scratch<T>(0, static_cast<std::size_t>(K::kc * std::min(K::nc, (n + nr - 1) / nr * nr)));
-    const std::int64_t threads = get_num_threads();
-    for (std::int64_t jc = 0; jc < n; jc += K::nc) {
-        const std::int64_t nc = std::min(K::nc, n - jc);
-        // Parts of this column block. Each element of C sums in the same order whatever
-        // their number: the tile grid and the kc blocks do not depend on the split.
-        const std::int64_t parts = gemm_parts(m, nc, k, mr, nr, threads);
-        for (std::int64_t pc = 0; pc < k; pc += K::kc) {
-            const std::int64_t kc = std::min(K::kc, k - pc);
-            // Every thread packs some of B's panels (panel p starts at p * nr * kc)...
-            const std::int64_t panels = (nc + nr - 1) / nr;
-            detail::parallel_for(panels, parts > 1 ? 4 : panels, [&](std::int64_t p0, std::int64_t p1) {
-                pack_panels<nr>(bt, jc + p0 * nr, std::min(nc, p1 * nr) - p0 * nr, pc, kc,
-                                packed_b + p0 * nr * kc, K::vector_isa);
-            });
-            // ... then its part of C from them.
-            detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
-                T* const packed_a = scratch<T>(1, static_cast<std::size_t>(K::mc * K::kc));
-                for (std::int64_t p = first; p < last; ++p) {
-                    const gemm_part part = split<mr, nr>(m, nc, p, parts);
-                    for (std::int64_t ic = part.r0; ic < part.r1; ic += K::mc) {
-                        const std::int64_t mc = std::min(K::mc, part.r1 - ic);
-                        pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
-                        for (std::int64_t jr = part.c0; jr < part.c1; jr += nr) {
-                            const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
-                            const bool resume = pc != 0, final_block = pc + kc == k;
-                            const T* tile_bias = final_block && bias ? bias + jc + jr : nullptr;
-                            for (std::int64_t ir = 0; ir < mc; ir += mr) {
-                                const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
-                                T* tile_c = c + (ic + ir) * ldc + jc + jr;
-                                const T* tile_a = packed_a + ir * K::kc;
-                                const T* tile_b = packed_b + jr * kc;
-                                if (h == mr && w == nr) {
-                                    K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias);
-                                } else {  // an edge tile: computed aside, then its inside stored
-                                    T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
-                                    if (resume) load_tile(edge, tile_c, ldc, h, w);
-                                    K::tile(kc, tile_a, tile_b, &edge[0][0], nr, resume, nullptr);
-                                    store_tile(edge, tile_c, ldc, h, w, tile_bias);
-                                }
-                            }
-                        }
-                    }
-                }
-            });
-        }
-    }
+    // One parallel region for the whole product: each part packs what it needs and runs
+    // every block of its own rectangle of C, so no thread waits for another between kc
+    // blocks (a fork and join per block cost a 64 x 65536 x 64 product its second thread).
+    // Each element of C sums in the same order whatever the parts: the tile grid and the
+    // kc blocks do not depend on the split.
+    const std::int64_t parts = gemm_parts(m, n, k, K::mr, K::nr, get_num_threads());
+    detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
+        for (std::int64_t p = first; p < last; ++p)
+            gemm_blocked_part<K>(split<K::mr, K::nr>(m, n, p, parts), k, a, bt, c, ldc, bias);
+    });
 }
 
 /// Multiply-adds up to which a product in the GEMM order skips packing: a tiny

@@ -2,8 +2,9 @@
 // panels, A into MC x KC panels, a register-blocked micro-kernel (the widest
 // this CPU has, chosen at run time) over them, threads over rows or columns of
 // C (each thread its own rectangle and its own panels, one parallel region for
-// the whole product), the bias fused into the last store. A and B are read through (row,
-// column) strides, so transposed operands (linear's weight) cost nothing extra.
+// the whole product), the bias fused into the last store. A and B are read
+// through (row, column) strides, so transposed operands (linear's weight) cost
+// nothing extra.
 // Every path sums in the order of detail/gemm_order.hpp (small batches in the
 // GEMV order, gemm_dot.hpp), so the bits do not depend on the ISA, the thread
 // count or the device.

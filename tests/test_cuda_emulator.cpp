@@ -19,11 +19,6 @@
 #include <type_traits>
 #include <vector>
 
-// doctest's list of the test cases linked into this binary (defined in test_main.cpp's implementation).
-namespace doctest::detail {
-std::set<TestCase>& getRegisteredTests();
-}
-
 namespace cu = devtensor::backend_cuda;
 using test::emulate_gemm;
 using test::emulate_gemv;

@@ -1,6 +1,6 @@
 // linear and nn::linear against libtorch's torch::nn::Linear with the same
-// weights, several shapes. libtorch's headers are slow to compile, so this is
-// the only test file that includes them.
+// weights, several shapes. (libtorch's headers are slow to compile: the three
+// libtorch test files build as one unity file, tests/CMakeLists.txt.)
 #include "test_support.hpp"
 
 #include <torch/torch.h>

@@ -7,11 +7,18 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace dt = devtensor;
+
+// doctest's list of the test cases linked into this binary (defined in test_main.cpp's
+// implementation; test_cuda_emulator.cpp checks each kernel has a test case).
+namespace doctest::detail {
+std::set<TestCase>& getRegisteredTests();
+}
 
 /// A test case that needs a CUDA device: reported as skipped (not passed) where there is none.
 #define DEVTENSOR_GPU_TEST_CASE(name) TEST_CASE(name * doctest::skip(!::devtensor::cuda_available()))

@@ -19,7 +19,7 @@ source scripts/deps.sh
 ensure_packages clang libclang-rt-14-dev
 
 seconds=${FUZZ_SECONDS:-300}
-jobs=${FUZZ_JOBS:-2}          # parallel compilations (the runs are one at a time)
+jobs=${FUZZ_JOBS:-2}          # compilations and runs at a time (one a core)
 cxx=${FUZZ_CXX:-clang++}
 out=build-fuzz
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -66,30 +66,21 @@ for i in "${!pids[@]}"; do
   fi
 done
 
-# --- run: each target for $seconds on its corpus --------------------------------
-passed=0
-failed=0
-summary=()
-for t in "${targets[@]}"; do
-  if [ -n "${build_failed[$t]:-}" ]; then
-    summary+=("$(printf '%-20s %12s  FAILED: does not build (%s)' "$t" "-" "$out/$t.build.log")")
-    failed=$((failed + 1))
-    continue
-  fi
-  corpus="$out/corpus-$t"
-  artifacts="$out/artifacts/$t/"
-  log="$out/$t.log"
+# --- run: each target for $seconds on its corpus, $jobs at a time ----------------
+# run_one TARGET: fuzzes it; its line of the summary goes to $out/TARGET.summary.
+run_one() {
+  local t=$1 corpus="$out/corpus-$1" artifacts="$out/artifacts/$1/" log="$out/$1.log"
+  local marker="$out/.started-$1" rc execs found what f
   mkdir -p "$corpus" "$artifacts"
-  dirs=("$corpus" "tests/fuzz/corpus/$t")
+  local dirs=("$corpus" "tests/fuzz/corpus/$t")
   [ -d "tests/fuzz/repro/$t" ] && dirs+=("tests/fuzz/repro/$t")
-  marker="$out/.started-$t"
   touch "$marker"
   echo "running $t for ${seconds}s (log: $log)"
   # The outer timeout only guards against a hung run; libFuzzer stops itself.
   UBSAN_OPTIONS=print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS} \
     timeout --kill-after=10 $((seconds + 120)) \
     "$out/$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-      -artifact_prefix="$artifacts" "$@" "${dirs[@]}" >"$log" 2>&1
+      -artifact_prefix="$artifacts" "${fuzzer_args[@]}" "${dirs[@]}" >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
   # A crashed run prints no final stats: fall back on its last status line (#N).
@@ -98,15 +89,38 @@ for t in "${targets[@]}"; do
   found=$(find "$artifacts" -type f -newer "$marker" | sort)
   rm -f "$marker"
   if [ "$rc" -eq 0 ] && [ -z "$found" ]; then
-    summary+=("$(printf '%-20s %12s execs  ok: nothing found' "$t" "$execs")")
-    passed=$((passed + 1))
-  else
-    what=$(grep -m 1 -A 1 'INVARIANT VIOLATED' "$log" | tail -n 1 | sed 's/^ *//')
-    [ -n "$what" ] || what=$(grep -m 1 -E 'SUMMARY|ERROR: libFuzzer|runtime error' "$log")
-    summary+=("$(printf '%-20s %12s execs  FOUND (exit %s): %s' "$t" "$execs" "$rc" "${what:-see $log}")")
-    for f in $found; do summary+=("$(printf '%-20s %12s        reproduce: %s %s' "" "" "$out/$t" "$f")"); done
-    failed=$((failed + 1))
+    printf '%-20s %12s execs  ok: nothing found\n' "$t" "$execs" >"$out/$t.summary"
+    return 0
   fi
+  what=$(grep -m 1 -A 1 'INVARIANT VIOLATED' "$log" | tail -n 1 | sed 's/^ *//')
+  [ -n "$what" ] || what=$(grep -m 1 -E 'SUMMARY|ERROR: libFuzzer|runtime error' "$log")
+  {
+    printf '%-20s %12s execs  FOUND (exit %s): %s\n' "$t" "$execs" "$rc" "${what:-see $log}"
+    for f in $found; do printf '%-20s %12s        reproduce: %s %s\n' "" "" "$out/$t" "$f"; done
+  } >"$out/$t.summary"
+  return 1
+}
+
+fuzzer_args=("$@")
+passed=0
+failed=0
+summary=()
+run_pids=()
+run_names=()
+for t in "${targets[@]}"; do
+  if [ -n "${build_failed[$t]:-}" ]; then
+    summary+=("$(printf '%-20s %12s  FAILED: does not build (%s)' "$t" "-" "$out/$t.build.log")")
+    failed=$((failed + 1))
+    continue
+  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  run_one "$t" &
+  run_pids+=($!)
+  run_names+=("$t")
+done
+for i in "${!run_pids[@]}"; do
+  if wait "${run_pids[$i]}"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  while IFS= read -r line; do summary+=("$line"); done <"$out/${run_names[$i]}.summary"
 done
 
 echo

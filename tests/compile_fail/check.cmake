@@ -1,4 +1,6 @@
-# cmake -DCOMPILER= -DSOURCE= -DINCLUDE= -DOUTPUT= [-DEXPECT=] [-DFLAGS=a;b] [-DNO_KERNELS=ON] -P check.cmake
+# cmake -DCOMPILER= -DSOURCE= -DINCLUDE= [-DOUTPUT=] [-DEXPECT=] [-DFLAGS=a;b] [-DNO_KERNELS=ON] -P check.cmake
+# OUTPUT: compile to that object (nvcc, and NO_KERNELS, need one); without it, g++'s
+# -fsyntax-only.
 # With EXPECT: SOURCE must fail to compile, its first error saying EXPECT.
 # Without: SOURCE (a case's twin, or a file of twins) must compile with -DDEVTENSOR_TWIN;
 # NO_KERNELS: and its object must hold no CUDA kernel (nvcc's host stubs), proving that

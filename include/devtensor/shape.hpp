@@ -42,8 +42,12 @@ public:
     /// Product of the dimensions (1 for a scalar), checked for overflow at construction.
     std::int64_t numel() const noexcept { return numel_; }
 
+    // A loop rather than std::equal, which calls memcmp: shapes are compared on every op.
     friend bool operator==(const shape& a, const shape& b) noexcept {
-        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+        if (a.rank_ != b.rank_) return false;
+        for (std::size_t i = 0; i < a.rank_; ++i)
+            if (a.dims_[i] != b.dims_[i]) return false;
+        return true;
     }
 
     /// "[2, 3]"
@@ -137,7 +141,10 @@ public:
     const std::int64_t* end() const noexcept { return values_.data() + rank_; }
 
     friend bool operator==(const strides& a, const strides& b) noexcept {
-        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+        if (a.rank_ != b.rank_) return false;
+        for (std::size_t i = 0; i < a.rank_; ++i)
+            if (a.values_[i] != b.values_[i]) return false;
+        return true;
     }
     /// "[3, 1]"
     std::string to_string() const {

@@ -640,12 +640,21 @@ private:
 
     template <class Other>
     void take(Other& other) noexcept {
+        // The source reset from constants: built on the stack (std::exchange, `= {}`), an
+        // empty shape is two 8-byte stores read back as one 16-byte load, a store-forwarding
+        // stall on every move (a tenth of a tiny training step).
+        static constexpr devtensor::shape no_shape{};
+        static constexpr devtensor::strides no_strides{};
+        static constexpr detail::origin_slot no_origin{};
         storage_ = std::move(other.storage_);
         data_ = std::exchange(other.data_, nullptr);
-        shape_ = std::exchange(other.shape_, devtensor::shape{});
-        strides_ = std::exchange(other.strides_, devtensor::strides{});
+        shape_ = other.shape_;
+        other.shape_ = no_shape;
+        strides_ = other.strides_;
+        other.strides_ = no_strides;
         dev_ = other.dev_;
-        origin_ = std::exchange(other.origin_, detail::origin_slot{});
+        origin_ = other.origin_;
+        other.origin_ = no_origin;
         autograd_ = std::move(other.autograd_);
     }
 

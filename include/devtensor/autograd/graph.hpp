@@ -25,11 +25,17 @@
 #include <devtensor/shape.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
+#include <memory_resource>
 #include <queue>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -70,20 +76,57 @@ namespace detail {
 template <class T>
 using grad_t = tensor<T, device>;
 
+template <class T>
+struct node;
+
+/// A node's edges, one an input: in the node itself up to four inputs (every op but
+/// cat), on the heap past that. Recording an op allocates no list.
+template <class T>
+class edge_list {
+public:
+    using edge = std::shared_ptr<node<T>>;
+
+    edge_list() = default;
+    edge_list(std::initializer_list<edge> edges) {
+        for (const edge& e : edges) push_back(e);
+    }
+
+    void push_back(edge e) {
+        if (size_ < few_.size()) {
+            few_[size_++] = std::move(e);
+            return;
+        }
+        if (size_ == few_.size()) many_.assign(std::make_move_iterator(few_.begin()), std::make_move_iterator(few_.end()));
+        many_.push_back(std::move(e));
+        ++size_;
+    }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    const edge& operator[](std::size_t i) const noexcept { return begin()[i]; }
+    const edge* begin() const noexcept { return size_ <= few_.size() ? few_.data() : many_.data(); }
+    const edge* end() const noexcept { return begin() + size_; }
+
+private:
+    std::array<edge, 4> few_;
+    std::vector<edge> many_;  ///< all of them, once there are more than four
+    std::size_t size_ = 0;
+};
+
 /// One recorded op's backward. `next[i]` is the node that receives the gradient of
 /// input i (null when that input wants none).
 template <class T>
 struct node {
     virtual ~node() = default;
-    /// The gradients of the inputs (undefined where next[i] is null), given the
-    /// gradient of the result.
-    virtual std::vector<grad_t<T>> backward(const grad_t<T>& grad) = 0;
+    /// Sets grads[i] to the gradient of input i (left undefined where next[i] is null),
+    /// given the gradient of the result. grads has next.size() entries, all undefined:
+    /// the engine's, reused from node to node (no allocation a node).
+    virtual void backward(const grad_t<T>& grad, std::span<grad_t<T>> grads) = 0;
     /// Drops what backward needed (saved tensors), once backward has run.
     virtual void release() {}
 
     const char* op = "";
     std::uint64_t sequence = next_sequence();  ///< creation order: later ops run first
-    std::vector<std::shared_ptr<node>> next;
+    edge_list<T> next;
     bool released = false;
 
     static std::uint64_t next_sequence() {
@@ -91,6 +134,14 @@ struct node {
         return counter.fetch_add(1, std::memory_order_relaxed);
     }
 };
+
+/// A new node (or record) of type N on the heap. make_shared<N>() would value-initialise
+/// it: zero the whole object (hundreds of bytes) before its constructor runs. Every
+/// member of a node has an initialiser or a constructor of its own.
+template <class N>
+std::shared_ptr<N> make_node() {
+    return std::make_shared_for_overwrite<N>();
+}
 
 /// What a tensor records for autograd; shared by the copies of its handle.
 template <class T>
@@ -200,7 +251,7 @@ private:
 /// out (freshly made) takes `n` as the op that made it.
 template <class T, class D>
 void set_history(tensor<T, D>& out, std::shared_ptr<node<T>> n) {
-    auto m = std::make_shared<autograd_meta<T>>();
+    auto m = make_node<autograd_meta<T>>();
     m->grad_fn = std::move(n);
     autograd_access::meta(out) = std::move(m);
 }
@@ -219,9 +270,9 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 template <class T>
 struct accumulate_grad final : node<T> {
     std::weak_ptr<autograd_meta<T>> leaf;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>>) override {
         const auto m = leaf.lock();
-        if (!m) return {};  // the leaf is gone: nobody can read its gradient
+        if (!m) return;  // the leaf is gone: nobody can read its gradient
         if (!m->grad.defined()) {
             // Its own memory, never the caller's: a fresh gradient that nothing else holds (the
             // usual case) is taken as it is, any other is copied.
@@ -233,7 +284,6 @@ struct accumulate_grad final : node<T> {
             map_out("backward", grad_sum{}, m->grad, m->grad, g);
         }
         for (auto& hook : m->hooks) hook(m->grad);
-        return {};
     }
 };
 
@@ -245,7 +295,7 @@ std::shared_ptr<node<T>> edge_of(const tensor<T, D>& t) {
     const auto& m = autograd_access::meta(t);
     if (m->grad_fn) return m->grad_fn;
     if (auto existing = m->accumulator.lock()) return existing;
-    auto made = std::make_shared<accumulate_grad<T>>();
+    auto made = make_node<accumulate_grad<T>>();
     made->op = "accumulate_grad";
     made->leaf = m;
     m->accumulator = made;
@@ -275,11 +325,10 @@ struct view_node final : node<T> {
     shape input_shape;
     device input_device;
     std::function<grad_t<T>(const grad_t<T>&)> redo;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
-        const grad_t<T> z = filled_grad(input_shape, input_device, T{0});
-        const grad_t<T> part = redo(z);
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
+        grads[0] = filled_grad(input_shape, input_device, T{0});
+        const grad_t<T> part = redo(grads[0]);
         map_out("backward", copy_element{}, part, g);
-        return {z};
     }
 };
 
@@ -287,7 +336,7 @@ struct view_node final : node<T> {
 template <class T>
 struct sum_back_node final : node<T> {
     shape input_shape;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override { return {sum_to_size(g, input_shape)}; }
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override { grads[0] = sum_to_size(g, input_shape); }
 };
 
 template <class T, class D, class Redo>
@@ -295,11 +344,11 @@ void record_view(const tensor<T, D>& in, tensor<T, D>& out, const char* op, Redo
     if constexpr (!std::is_floating_point_v<T>) {
         return;  // nothing records for integers (the caller's recording() is false)
     } else if constexpr (std::is_same_v<Redo, sums_back>) {
-        auto n = std::make_shared<sum_back_node<T>>();
+        auto n = make_node<sum_back_node<T>>();
         n->input_shape = in.shape();
         record(out, std::move(n), op, in);
     } else {
-        auto n = std::make_shared<view_node<T>>();
+        auto n = make_node<view_node<T>>();
         n->input_shape = in.shape();
         n->input_device = device(in.device());
         n->redo = std::move(redo);
@@ -311,15 +360,15 @@ void record_view(const tensor<T, D>& in, tensor<T, D>& out, const char* op, Redo
 template <class T>
 struct transfer_node final : node<T> {
     device input_device;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
-        return {g.to(input_device, call_site{})};
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
+        grads[0] = g.to(input_device, call_site{});
     }
 };
 
 template <class T, class D, class E>
 void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) {
     if constexpr (std::is_floating_point_v<T>) {  // nothing records for integers
-        auto n = std::make_shared<transfer_node<T>>();
+        auto n = make_node<transfer_node<T>>();
         n->input_device = device(in.device());
         record(out, std::move(n), op, in);
     }
@@ -328,7 +377,8 @@ void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) 
 /// The nodes one backward reaches, each with its consumers not yet run, the gradient
 /// summed for it so far and where its edges' entries are listed. A flat list, searched
 /// linearly while the graph is small (a training step's handful of nodes), through a
-/// hash index past that: no allocation per node.
+/// hash index past that. Its memory comes from `arena`: a training step's backward
+/// allocates nothing from the heap.
 template <class T>
 class backward_table {
 public:
@@ -339,6 +389,8 @@ public:
         grad_t<T> pending;
     };
     static constexpr std::size_t no_entry = static_cast<std::size_t>(-1);
+
+    explicit backward_table(std::pmr::memory_resource* arena) : entries(arena), edges(arena), index_(arena) {}
 
     /// n's entry, and whether it was added now.
     std::pair<std::size_t, bool> find_or_add(node<T>* n) {
@@ -355,12 +407,12 @@ public:
         return {it->second, fresh};
     }
 
-    std::vector<entry> entries;
-    std::vector<std::size_t> edges;
+    std::pmr::vector<entry> entries;
+    std::pmr::vector<std::size_t> edges;
 
 private:
     static constexpr std::size_t linear_limit = 32;
-    std::unordered_map<node<T>*, std::size_t> index_;
+    std::pmr::unordered_map<node<T>*, std::size_t> index_;
 };
 
 /// Runs backward from `root` with gradient `g`: every node once, after all its
@@ -369,10 +421,14 @@ private:
 template <class T>
 void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain) {
     const no_grad off;
-    backward_table<T> table;
+    // The engine's bookkeeping on the stack while it fits (a few dozen nodes), the heap past that.
+    std::array<std::byte, 16384> stack_memory;
+    std::pmr::monotonic_buffer_resource arena(stack_memory.data(), stack_memory.size());
+    backward_table<T> table(&arena);
     table.entries.reserve(16);
     table.find_or_add(root.get());
-    std::vector<std::size_t> stack{0};
+    std::pmr::vector<std::size_t> stack(&arena);
+    stack.push_back(0);
     while (!stack.empty()) {  // every node reached, its consumers counted, its edges listed
         const std::size_t at = stack.back();
         stack.pop_back();
@@ -390,7 +446,9 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
     }
     auto& entries = table.entries;
     const auto later_first = [&](std::size_t a, std::size_t b) { return entries[a].n->sequence < entries[b].n->sequence; };
-    std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later_first)> ready(later_first);
+    std::priority_queue<std::size_t, std::pmr::vector<std::size_t>, decltype(later_first)> ready(
+        later_first, std::pmr::vector<std::size_t>(&arena));
+    std::pmr::vector<grad_t<T>> grads(&arena);  // a node's input gradients, reused node to node
     entries[0].pending = std::move(g);
     ready.push(0);
     while (!ready.empty()) {
@@ -400,8 +458,9 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
         const grad_t<T> grad = std::move(entries[at].pending);
         if (n->released)
             throw freed_graph(n->op);
-        std::vector<grad_t<T>> grads;
-        if (grad.defined()) grads = n->backward(grad);
+        grads.clear();
+        grads.resize(n->next.size());
+        if (grad.defined()) n->backward(grad, grads);
         if (!retain && !n->next.empty()) {
             n->release();
             n->released = true;
@@ -409,7 +468,7 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
         for (std::size_t i = 0; i < n->next.size(); ++i) {
             const std::size_t to = table.edges[entries[at].first_edge + i];
             if (to == backward_table<T>::no_entry) continue;
-            if (i < grads.size() && grads[i].defined()) {
+            if (grads[i].defined()) {
                 grad_t<T>& sum = entries[to].pending;
                 if (!sum.defined()) sum = std::move(grads[i]);
                 else {

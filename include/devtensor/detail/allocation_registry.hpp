@@ -6,14 +6,14 @@
 #pragma once
 
 #include <devtensor/config.hpp>  // DEVTENSOR_MAX_CUDA_DEVICES
+#include <devtensor/detail/spin_mutex.hpp>
 #include <devtensor/origin.hpp>   // DEVTENSOR_DIAGNOSTICS
 #include <devtensor/shape.hpp>
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
+#include <mutex>  // std::lock_guard
 
 namespace devtensor::detail {
 
@@ -39,7 +39,7 @@ struct live_allocation {
 class allocation_list {
 public:
     void link(live_allocation& a) noexcept {
-        const spin_lock lock(busy_);
+        const std::lock_guard lock(busy_);
         a.serial = ++serial_;
         a.prev = nullptr;
         a.next = head_;
@@ -47,13 +47,13 @@ public:
         head_ = &a;
     }
     void unlink(live_allocation& a) noexcept {
-        const spin_lock lock(busy_);
+        const std::lock_guard lock(busy_);
         (a.prev != nullptr ? a.prev->next : head_) = a.next;
         if (a.next != nullptr) a.next->prev = a.prev;
     }
     /// Moves the link of `from` to `to` (a buffer that moved), keeping its place.
     void relink(live_allocation& from, live_allocation& to) noexcept {
-        const spin_lock lock(busy_);
+        const std::lock_guard lock(busy_);
         to = from;
         (to.prev != nullptr ? to.prev->next : head_) = &to;
         if (to.next != nullptr) to.next->prev = &to;
@@ -61,20 +61,12 @@ public:
     /// Calls f(record, serial now) for each live allocation, with the list held still.
     template <class F>
     void for_each(F f) const {
-        const spin_lock lock(busy_);
+        const std::lock_guard lock(busy_);
         for (const live_allocation* a = head_; a != nullptr; a = a->next) f(*a, serial_);
     }
 
 private:
-    struct spin_lock {
-        explicit spin_lock(std::atomic_flag& flag) noexcept : flag_(flag) {
-            while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
-        }
-        ~spin_lock() { flag_.clear(std::memory_order_release); }
-        std::atomic_flag& flag_;
-    };
-
-    mutable std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
+    mutable spin_mutex busy_;
     live_allocation* head_ = nullptr;
     std::uint64_t serial_ = 0;
 };

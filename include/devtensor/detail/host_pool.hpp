@@ -8,6 +8,8 @@
 // cache to the system and retries once.
 #pragma once
 
+#include <devtensor/detail/spin_mutex.hpp>
+
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -15,7 +17,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
-#include <mutex>
+#include <mutex>  // std::lock_guard
 #include <new>
 #include <vector>
 
@@ -192,7 +194,7 @@ private:
     }
 
     // All guarded by mutex_.
-    mutable std::mutex mutex_;
+    mutable spin_mutex mutex_;
     std::multimap<std::size_t, void*> free_;                  // cached large blocks by size class
     std::array<std::vector<void*>, small_classes> small_free_;  // cached small blocks, per class
     std::size_t cached_ = 0, reserved_ = 0;

@@ -80,12 +80,12 @@ template <class T>
 struct nll_node final : node<T> {
     grad_t<std::int64_t> target;  ///< [N, 1]
     std::int64_t classes = 0;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         const std::int64_t n = target.shape()[0];
         grad_t<T> result(shape{n, classes}, g.device(), {"nll_loss", call_site{}});
         const auto columns = arange<std::int64_t>(0, static_cast<double>(classes), 1, g.device()).view({1, classes});
         map_checked("nll_loss", negated_at_target{}, result, target, columns, g.view({n, 1}));
-        return {result};
+        grads[0] = std::move(result);
     }
 };
 
@@ -160,7 +160,7 @@ template <class T, class D, class DT>
                      site);
     }
     if (devtensor::detail::recording(log_probs)) {
-        auto node = std::make_shared<devtensor::detail::nll_node<T>>();
+        auto node = devtensor::detail::make_node<devtensor::detail::nll_node<T>>();
         node->target = column;
         node->classes = classes;
         devtensor::detail::record(picked, std::move(node), "nll_loss", log_probs);

@@ -117,11 +117,10 @@ struct map_node final : node<T> {
     saved_tensor<T> out;
     std::array<saved_tensor<T>, N> in;
 
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         std::array<grad_t<T>, N> x;
         for (std::size_t i = 0; i < N; ++i) x[i] = in[i].get(this->op);
         const grad_t<T>& y = out.get(this->op);
-        std::vector<grad_t<T>> grads(N);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             const auto one = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
                 if (!this->next[K]) return;
@@ -131,7 +130,6 @@ struct map_node final : node<T> {
             };
             (one(std::integral_constant<std::size_t, I>{}), ...);
         }(std::make_index_sequence<N>{});
-        return grads;
     }
     void release() override {
         out.release();
@@ -150,7 +148,7 @@ tensor<TO, common_device_of_t<DI...>> map_new(const origin& made, const F& f, co
     map_checked(made.op, f, out, in...);
     if constexpr (requires { F::differentiable; } && std::is_floating_point_v<TO> && (std::is_same_v<TI, TO> && ...)) {
         if (recording(in...)) {
-            auto n = std::make_shared<map_node<TO, F, sizeof...(TI)>>();
+            auto n = make_node<map_node<TO, F, sizeof...(TI)>>();
             n->f = f;
             n->out = saved_tensor<TO>(out);
             n->in = {saved_tensor<TO>(in)...};

@@ -20,14 +20,12 @@ template <class T>
 struct cat_node final : node<T> {
     std::int64_t dim = 0;
     std::vector<std::int64_t> sizes;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
-        std::vector<grad_t<T>> parts;
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         std::int64_t at = 0;
-        for (const std::int64_t size : sizes) {
-            parts.push_back(g.narrow(dim, at, size));
-            at += size;
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            grads[i] = g.narrow(dim, at, sizes[i]);
+            at += sizes[i];
         }
-        return parts;
     }
 };
 DEVTENSOR_END_TU_NAMESPACE
@@ -73,7 +71,7 @@ template <class T, class D>
     }
     if constexpr (std::is_floating_point_v<T>)
         if (std::any_of(tensors.begin(), tensors.end(), [](const auto& t) { return detail::recording(t); })) {
-            auto n = std::make_shared<detail::cat_node<T>>();
+            auto n = detail::make_node<detail::cat_node<T>>();
             n->op = "cat";
             n->dim = static_cast<std::int64_t>(d);
             for (const tensor<T, D>& t : tensors) {

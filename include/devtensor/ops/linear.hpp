@@ -26,10 +26,9 @@ template <class T>
 struct linear_node final : node<T> {
     saved_tensor<T> x, weight;
     shape bias_shape;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         const grad_t<T>& xv = x.get("linear");
         const grad_t<T>& wv = weight.get("linear");
-        std::vector<grad_t<T>> grads(3);
         if (this->next[0]) grads[0] = matmul(g, wv, call_site{});
         if (this->next[1]) {  // gᵀ·x over the batch's rows
             const std::int64_t out = wv.shape()[0], in = wv.shape()[1], rows = out == 0 ? 0 : g.numel() / out;
@@ -44,7 +43,6 @@ struct linear_node final : node<T> {
             }
         }
         if (this->next.size() > 2 && this->next[2]) grads[2] = sum_to_size(g, bias_shape, call_site{}).contiguous(call_site{});
-        return grads;
     }
     void release() override {
         x.release();
@@ -115,7 +113,7 @@ template <class TX, class DX, class TW, class DW, class TB, class DB>
                           out.data(), out_features, row_bias ? db.data() : nullptr});
     if (bias.defined() && !row_bias) detail::map_out("linear", detail::plus{}, out, out, bias);
     if (records) {
-        auto node = std::make_shared<detail::linear_node<TX>>();
+        auto node = detail::make_node<detail::linear_node<TX>>();
         node->x = detail::saved_tensor<TX>(x);
         node->weight = detail::saved_tensor<TX>(weight);
         if (bias.defined()) {

@@ -72,7 +72,7 @@ void gemm_any(const char* op, const D& dev, const gemm_params<T>& p) {
 template <class T>
 struct matmul_node final : node<T> {
     saved_tensor<T> a, b;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         const grad_t<T>& av = a.get("matmul");
         const grad_t<T>& bv = b.get("matmul");
         const grad_t<T> am = av.dim() == 1 ? av.unsqueeze(0, call_site{}) : av;
@@ -81,14 +81,12 @@ struct matmul_node final : node<T> {
         if (av.dim() == 1) dims.insert(dims.end() - (bv.dim() == 1 ? 0 : 1), 1);
         if (bv.dim() == 1) dims.push_back(1);
         const grad_t<T> gm = g.reshape(shape(dims), call_site{});
-        std::vector<grad_t<T>> grads(2);
         if (this->next[0])
             grads[0] = sum_to_size(matmul(gm, bm.transpose(-1, -2, call_site{}), call_site{}), am.shape(), call_site{})
                            .reshape(av.shape(), call_site{});
         if (this->next[1])
             grads[1] = sum_to_size(matmul(am.transpose(-1, -2, call_site{}), gm, call_site{}), bm.shape(), call_site{})
                            .reshape(bv.shape(), call_site{});
-        return grads;
     }
     void release() override {
         a.release();
@@ -147,7 +145,7 @@ template <class TA, class DA, class TB, class DB>
         if (b.dim() == 1) out = out.squeeze(out.dim() - 1);
         if (a.dim() == 1) out = out.squeeze(out.dim() - (b.dim() == 1 ? 1 : 2));
         if (records) {
-            auto node = std::make_shared<detail::matmul_node<TA>>();
+            auto node = detail::make_node<detail::matmul_node<TA>>();
             node->a = detail::saved_tensor<TA>(a);
             node->b = detail::saved_tensor<TA>(b);
             detail::record(out, std::move(node), "matmul", a, b);

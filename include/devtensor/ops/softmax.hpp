@@ -26,10 +26,10 @@ template <class T, bool Log>
 struct softmax_node final : node<T> {
     saved_tensor<T> y;
     std::int64_t dim = 0;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         const grad_t<T>& yv = y.get(this->op);
-        if constexpr (Log) return {g - exp(yv) * sum(g, {dim}, true)};
-        else return {yv * (g - sum(g * yv, {dim}, true))};
+        if constexpr (Log) grads[0] = g - exp(yv) * sum(g, {dim}, true);
+        else grads[0] = yv * (g - sum(g * yv, {dim}, true));
     }
     void release() override { y.release(); }
 };
@@ -44,7 +44,7 @@ tensor<T, D> softmax_recorded(const char* op, const tensor<T, D>& x, std::int64_
         y = f();
     }
     if (records) {
-        auto n = std::make_shared<softmax_node<T, Log>>();
+        auto n = make_node<softmax_node<T, Log>>();
         n->y = saved_tensor<T>(y);
         n->dim = dim;
         record(y, std::move(n), op, x);

@@ -63,14 +63,13 @@ struct sum_node final : node<T> {
     shape input_shape, kept_shape;  ///< kept_shape: the result with keepdim
     device input_device;
     bool is_mean = false;
-    std::vector<grad_t<T>> backward(const grad_t<T>& g) override {
-        grad_t<T> result(input_shape, input_device, {this->op, call_site{}});
-        if (result.numel() == 0) return {result};
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
+        grad_t<T>& result = grads[0] = grad_t<T>(input_shape, input_device, {this->op, call_site{}});
+        if (result.numel() == 0) return;
         const grad_t<T> spread = g.view(kept_shape, call_site{});
         if (is_mean) map_checked(this->op, divided_by<T>{static_cast<T>(input_shape.numel() / kept_shape.numel())},
                                  result, spread);
         else map_checked(this->op, copy_element{}, result, spread);
-        return {result};
     }
 };
 
@@ -78,7 +77,7 @@ template <class T, class D>
 tensor<T, D> reduced_recorded(tensor<T, D> out, const tensor<T, D>& in, const std::vector<std::int64_t>& dims,
                               bool is_mean, const char* op) {
     if (recording(in)) {
-        auto n = std::make_shared<sum_node<T>>();
+        auto n = make_node<sum_node<T>>();
         n->input_shape = in.shape();
         n->kept_shape = reduced_shape(in.shape(), reduced_dims(op, dims, in.shape().rank()), true);
         n->input_device = device(in.device());

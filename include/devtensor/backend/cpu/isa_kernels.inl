@@ -126,10 +126,13 @@ template <class T>
 DEVTENSOR_ISA_FUNCTION void direct_elements(std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
                                             std::int64_t a_row, std::int64_t a_col, const T* b, std::int64_t b_row,
                                             std::int64_t b_col, T* c, std::int64_t ldc, const T* bias) {
-    for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < n; ++j)
-            c[i * ldc + j] = detail::plus_bias(detail::gemm_order_dot(k, a + i * a_row, a_col, b + j * b_col, b_row),
-                                               bias, j);
+    // Columns outermost: a skinny C (a linear layer of one output) pays the inner loop's
+    // start once, not once an element.
+    for (std::int64_t j = 0; j < n; ++j) {
+        const T* bj = b + j * b_col;
+        for (std::int64_t i = 0; i < m; ++i)
+            c[i * ldc + j] = detail::plus_bias(detail::gemm_order_dot(k, a + i * a_row, a_col, bj, b_row), bias, j);
+    }
 }
 
 /// Columns [j, j + W) of C for all m rows: MB rows at a time, one at a time at the edge.

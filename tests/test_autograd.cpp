@@ -130,6 +130,9 @@ TEST_CASE("autograd: views pass the gradient back to the elements they show") {
                     {values({3})});
     check_gradients("cat", [](const V& x) { return dt::exp(dt::cat(V{x[0], x[1].t(), x[0]}, 0)); },
                     {values({2, 3}), values({3, 1})});
+    check_gradients("cat of six (past the edges a node holds inline)",
+                    [](const V& x) { return dt::exp(dt::cat(V{x[0], x[1].t(), x[0], x[1].t(), x[0], x[0]}, 0)); },
+                    {values({2, 3}), values({3, 1})});
     check_gradients("cat of empty and one", [](const V& x) { return dt::cat(V{x[0], x[1]}, 1) * 3.0; },
                     {values({2, 0}), values({2, 3})});
     check_gradients("stack", [](const V& x) { return dt::stack(V{x[0], x[1]}, 1) * dt::stack(V{x[1], x[0]}, 1); },
@@ -209,7 +212,8 @@ TEST_CASE("autograd: gradients accumulate; no_grad, detach and hooks") {
 
 TEST_CASE("autograd: a graph past backward's linear table (80 nodes, each output used twice) sums every path once") {
     // y0 = x, y(i+1) = (yi + yi) + x: y40 = (2^41 - 1) x, exact in double, through 80 nodes
-    // (backward looks nodes up linearly up to 32 of them, through a hash index past that).
+    // (backward looks nodes up linearly up to 32 of them, through a hash index past that;
+    // its bookkeeping outgrows the 16 KiB on the stack and goes on on the heap).
     auto x = dt::tensor<double, dt::cpu_device>(dt::shape{3}, dt::cpu_device{});
     for (std::int64_t i = 0; i < 3; ++i) x.data()[i] = static_cast<double>(i) - 1.0;
     x.requires_grad_();

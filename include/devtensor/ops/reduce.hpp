@@ -15,13 +15,14 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace devtensor::detail {
 
 /// Which of a rank-`rank` tensor's dimensions `dims` names (all of them when empty).
-inline std::array<bool, shape::max_rank> reduced_dims(const char* op, const std::vector<std::int64_t>& dims,
+inline std::array<bool, shape::max_rank> reduced_dims(const char* op, std::span<const std::int64_t> dims,
                                                       std::size_t rank) {
     std::array<bool, shape::max_rank> reduced{};
     for (std::size_t d = 0; d < rank; ++d) reduced[d] = dims.empty();
@@ -37,10 +38,11 @@ inline std::array<bool, shape::max_rank> reduced_dims(const char* op, const std:
 
 /// The result's shape: the reduced dimensions dropped, or kept as 1.
 inline shape reduced_shape(const shape& s, const std::array<bool, shape::max_rank>& reduced, bool keepdim) {
-    std::vector<std::int64_t> dims;
+    std::array<std::int64_t, shape::max_rank> dims{};  // not a vector: a reduction allocates only its result
+    std::size_t n = 0;
     for (std::size_t d = 0; d < s.rank(); ++d)
-        if (!reduced[d] || keepdim) dims.push_back(reduced[d] ? 1 : s[d]);
-    return shape(dims);
+        if (!reduced[d] || keepdim) dims[n++] = reduced[d] ? 1 : s[d];
+    return shape(std::span<const std::int64_t>(dims.data(), n));
 }
 
 /// The plan that reads the input as it lies: possible when its dimensions (those
@@ -74,7 +76,7 @@ inline std::optional<reduce_plan> plan_in_place(const shape& s, const strides& s
 
 DEVTENSOR_BEGIN_TU_NAMESPACE
 template <class TO, class A, class R, class T, class D>
-tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in, const std::vector<std::int64_t>& dims,
+tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in, std::span<const std::int64_t> dims,
                          bool keepdim);
 DEVTENSOR_END_TU_NAMESPACE
 
@@ -91,7 +93,7 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 /// The reduction r of `in` over `dims` in a new tensor of element type TO, made by
 /// `made`, accumulating in A: the one place a reduction reaches a backend.
 template <class TO, class A, class R, class T, class D>
-tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in, const std::vector<std::int64_t>& dims,
+tensor<TO, D> reduce_new(const origin& made, const R& r, const tensor<T, D>& in, std::span<const std::int64_t> dims,
                          bool keepdim) {
     check_defined(made.op, {{"input", in.defined()}});
     const auto reduced = reduced_dims(made.op, dims, in.shape().rank());

@@ -4,8 +4,10 @@
 
 #include <devtensor/ops/reduce.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -74,7 +76,7 @@ struct sum_node final : node<T> {
 };
 
 template <class T, class D>
-tensor<T, D> reduced_recorded(tensor<T, D> out, const tensor<T, D>& in, const std::vector<std::int64_t>& dims,
+tensor<T, D> reduced_recorded(tensor<T, D> out, const tensor<T, D>& in, std::span<const std::int64_t> dims,
                               bool is_mean, const char* op) {
     if (recording(in)) {
         auto n = make_node<sum_node<T>>();
@@ -137,10 +139,12 @@ template <class T, class D>
         throw shape_error("devtensor::sum_to_size: size " + s.to_string() + " is not expandable to " +
                           t.shape().to_string());
     const std::size_t lead = t.shape().rank() - s.rank();
-    std::vector<std::int64_t> dims;
+    std::array<std::int64_t, shape::max_rank> dims{};  // no vector: a gradient's sum allocates only its result
+    std::size_t n = 0;
     for (std::size_t d = 0; d < t.shape().rank(); ++d)
-        if (d < lead || (s[d - lead] == 1 && t.shape()[d] != 1)) dims.push_back(static_cast<std::int64_t>(d));
-    const tensor<T, D> summed = detail::reduce_new<T, T>({"sum_to_size", site}, detail::sum_op{}, t, dims, true);
+        if (d < lead || (s[d - lead] == 1 && t.shape()[d] != 1)) dims[n++] = static_cast<std::int64_t>(d);
+    const tensor<T, D> summed = detail::reduce_new<T, T>({"sum_to_size", site}, detail::sum_op{}, t,
+                                                         std::span<const std::int64_t>(dims.data(), n), true);
     return summed.view(s, site);
 }
 

@@ -107,12 +107,17 @@ inline std::string made_where(std::initializer_list<operand> operands) {
     return text;
 }
 
+// Each check below is a few instructions inlined into every op; the message it
+// throws is built in a [[noreturn]] function of its own, out of the way.
+
 /// PyTorch's wording for operands on different devices, then where each was made.
+[[noreturn]] inline void throw_device_mismatch(const char* op, const operand& a, const operand& b) {
+    throw device_mismatch("expected all tensors to be on the same device, but found at least "
+                          "two devices, " + to_string(a.dev) + " and " + to_string(b.dev) + " (in " +
+                          op + ")" + made_where({a, b}));
+}
 inline void check_same_device(const char* op, const operand& a, const operand& b) {
-    if (a.dev != b.dev)
-        throw device_mismatch("expected all tensors to be on the same device, but found at least "
-                              "two devices, " + to_string(a.dev) + " and " + to_string(b.dev) + " (in " +
-                              op + ")" + made_where({a, b}));
+    if (a.dev != b.dev) throw_device_mismatch(op, a, b);
 }
 
 /// Runs `check`, adding to a shape_error it throws where the operands were made.
@@ -126,11 +131,13 @@ void with_operands(std::initializer_list<operand> operands, Check check) {
 }
 
 /// An undefined operand (default-constructed or moved-from) is an error naming it.
+[[noreturn]] inline void throw_undefined(const char* op, const char* name) {
+    throw error(std::string("devtensor::") + op + ": " + name +
+                " is an undefined tensor (default-constructed or moved-from)");
+}
 inline void check_defined(const char* op, std::initializer_list<std::pair<const char*, bool>> operands) {
     for (const auto& [name, defined] : operands)
-        if (!defined)
-            throw error(std::string("devtensor::") + op + ": " + name +
-                        " is an undefined tensor (default-constructed or moved-from)");
+        if (!defined) throw_undefined(op, name);
 }
 
 /// An output that shares some but not all of its memory with an input would be
@@ -138,6 +145,12 @@ inline void check_defined(const char* op, std::initializer_list<std::pair<const 
 /// (add(a, b, a)) is fine, since each element is read before it is written. Views
 /// are compared by the span of memory they reach, so two interleaved views (the
 /// even and the odd columns) count as overlapping: clone one first.
+[[noreturn]] inline void throw_partial_overlap(const char* op, const shape& out, const char* name, const shape& in) {
+    throw error(std::string("devtensor::") + op + ": the output " + out.to_string() + " and " + name + " " +
+                in.to_string() +
+                " partially overlap in memory, so elements would be read after they are "
+                "written; write to a separate output (only the very same tensor may be both)");
+}
 template <class TO, class DO, class TI, class DI>
 void check_no_partial_overlap(const char* op, const tensor<TO, DO>& out, const char* name,
                               const tensor<TI, DI>& in) {
@@ -150,11 +163,7 @@ void check_no_partial_overlap(const char* op, const tensor<TO, DO>& out, const c
     if (sizeof(TO) == sizeof(TI) && begin(out) == begin(in) && out.shape() == in.shape() &&
         out.strides() == in.strides())
         return;
-    if (begin(out) < end(in) && begin(in) < end(out))
-        throw error(std::string("devtensor::") + op + ": the output " + out.shape().to_string() +
-                    " and " + name + " " + in.shape().to_string() +
-                    " partially overlap in memory, so elements would be read after they are "
-                    "written; write to a separate output (only the very same tensor may be both)");
+    if (begin(out) < end(in) && begin(in) < end(out)) throw_partial_overlap(op, out.shape(), name, in.shape());
 }
 
 /// A run-time tensor on a GPU reached an op in a translation unit without kernels.

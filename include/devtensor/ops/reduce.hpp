@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +35,11 @@ inline std::array<bool, shape::max_rank> reduced_dims(const char* op, std::span<
         reduced[k] = rank > 0;  // a 0-dim tensor takes dimension 0 or -1, as in PyTorch, and stays itself
     }
     return reduced;
+}
+
+inline std::array<bool, shape::max_rank> reduced_dims(const char* op, std::initializer_list<std::int64_t> dims,
+                                                      std::size_t rank) {
+    return reduced_dims(op, std::span<const std::int64_t>(dims.begin(), dims.size()), rank);
 }
 
 /// The result's shape: the reduced dimensions dropped, or kept as 1.

@@ -377,8 +377,8 @@ void record_transfer(const tensor<T, D>& in, tensor<T, E>& out, const char* op) 
 /// The nodes one backward reaches, each with its consumers not yet run, the gradient
 /// summed for it so far and where its edges' entries are listed. A flat list, searched
 /// linearly while the graph is small (a training step's handful of nodes), through a
-/// hash index past that. Its memory comes from `arena`: a training step's backward
-/// allocates nothing from the heap.
+/// hash index past that. Its memory comes from `arena`: for a training step's graph
+/// the bookkeeping takes nothing from the heap (the gradients themselves do).
 template <class T>
 class backward_table {
 public:

@@ -1,7 +1,8 @@
-// A mutex for critical sections of a few instructions taken on every tensor made and
-// freed (the host pool's lists, the live-allocation list): one atomic exchange to take
-// and a release store to leave, where std::mutex costs two library calls and two
-// atomic read-modify-writes. A thread that finds it taken yields rather than spins.
+// A mutex for the locks taken on every tensor made and freed (the host pool's free
+// lists, the live-allocation list), whose usual critical section is a list push or
+// pop: one atomic exchange to take and a release store to leave, where std::mutex
+// costs two library calls and two atomic read-modify-writes. A thread that finds it
+// taken yields rather than spins (the pool's rare long section: a system allocation).
 #pragma once
 
 #include <atomic>

@@ -79,9 +79,11 @@ std::array<operand, sizeof...(TI)> checked_inputs(const char* op, const tensor<T
 /// The shape the inputs broadcast to.
 template <std::size_t K, class... TI, class... DI>
 shape broadcast_all(const char* op, const std::array<operand, K>& operands, const tensor<TI, DI>&... in) {
-    const std::array<const shape*, sizeof...(TI)> shapes{&in.shape()...};
-    if (std::all_of(shapes.begin(), shapes.end(), [&](const shape* x) { return *x == *shapes[0]; }))
-        return *shapes[0];  // the usual case: no broadcast
+    if constexpr (sizeof...(TI) > 0) {  // the usual case, inputs of one shape: no broadcast
+        const std::array<const shape*, sizeof...(TI)> shapes{&in.shape()...};
+        if (std::all_of(shapes.begin(), shapes.end(), [&](const shape* x) { return *x == *shapes[0]; }))
+            return *shapes[0];
+    }
     shape s;
     bool first = true;
     const auto join = [&](const shape& next) {

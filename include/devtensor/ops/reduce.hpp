@@ -37,6 +37,7 @@ inline std::array<bool, shape::max_rank> reduced_dims(const char* op, std::span<
     return reduced;
 }
 
+/// The same for a braced list: reduced_dims("sum", {0, 2}, 3).
 inline std::array<bool, shape::max_rank> reduced_dims(const char* op, std::initializer_list<std::int64_t> dims,
                                                       std::size_t rank) {
     return reduced_dims(op, std::span<const std::int64_t>(dims.begin(), dims.size()), rank);

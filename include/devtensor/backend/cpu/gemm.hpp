@@ -221,8 +221,8 @@ inline constexpr std::int64_t gemm_direct_max_work = 512;
 template <class T>
 void gemm_direct(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matrix_view<T> b, T* c,
                  std::int64_t ldc, const T* bias) {
-    for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t j = 0; j < n; ++j)  // columns outermost, as avx2::direct_elements
+        for (std::int64_t i = 0; i < m; ++i)
             c[i * ldc + j] = detail::plus_bias(
                 detail::gemm_order_dot(k, a.data + i * a.row, a.col, b.data + j * b.col, b.row), bias, j);
 }

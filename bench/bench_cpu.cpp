@@ -396,12 +396,15 @@ TEST_CASE("matmul beside linear on a small batch, [m, 4096] x [4096, 4096]", "[g
 // The issue's three problems, a fresh graph each step on both sides: a tiny linear
 // regression (a step of a few small ops: what it measures is the per-op overhead), the
 // digits MLP, and an MLP large enough for the GEMMs to dominate. The two small ones time
-// 16 steps back to back, as a training loop runs them: Catch2 would time a digits step
+// many steps back to back, as a training loop runs them: Catch2 would time a digits step
 // alone (one call a sample), right after its own bookkeeping, 20-30% above the loop's
-// steps on both sides.
+// steps on both sides. The tiny one times 256: on the shared VMs here a core runs short
+// calls slowly for the first few milliseconds after any pause (Catch2's warm-up reads the
+// clock for 100 ms: 16-step calls of a 3 us step then took 4-6 us a step for ~30 calls, a
+// plain map walk 25% more for ~10), so 16 steps (~50 us) a call timed that ramp.
 
 TEST_CASE("training step: forward, loss, zero_grad, backward, sgd", "[train]") {
-    bench_row({.kind = op::train_linear, .m = 64, .n = 1, .k = 1, .steps = 16});
+    bench_row({.kind = op::train_linear, .m = 64, .n = 1, .k = 1, .steps = 256});
     bench_row({.kind = op::train_mlp_ce, .m = 64, .n = 10, .k = 64, .hidden = 128, .steps = 16});
     bench_row({.kind = op::train_mlp_mse, .m = 256, .n = 1024, .k = 1024, .hidden = 4096});
 }

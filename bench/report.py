@@ -45,7 +45,7 @@ OP_TITLES = {
     "add_narrowed_rows": "add of half of each row of two [4096, 8192] matrices (rows with gaps) beside the contiguous add",
     "add_transposed": "add of two transposed [4096, 4096] matrices (the tiled gather) beside the contiguous add",
     "train_linear": "training step of linear(1 → 1) on batch 64: forward, mse_loss, zero_grad, backward, SGD's step "
-                    "(lr 1e-4), a fresh graph each step, 16 steps back to back a timed call",
+                    "(lr 1e-4), a fresh graph each step, 256 steps back to back a timed call",
     "train_mlp_ce": "training step of the digits MLP (64 → 128 → ReLU → 10) on batch 64: forward, cross_entropy "
                     "over int64 labels, zero_grad, backward, SGD's step, 16 steps back to back a timed call",
     "train_mlp_mse": "training step of an MLP 1024 → 4096 → ReLU → 1024 on batch 256: forward, mse_loss, zero_grad, "

@@ -1,6 +1,6 @@
 // Losses (torch.nn.functional's): mse_loss, cross_entropy, nll_loss and
-// binary_cross_entropy_with_logits, each an elementwise functor with its partials
-// (so autograd differentiates it like any op) followed by a recorded mean or sum.
+// binary_cross_entropy_with_logits. mse and bce are an elementwise functor with its
+// partials and a mean or sum, recorded as one op; nll a pick, then a recorded mean or sum.
 #pragma once
 
 #include <devtensor/detail/arith.hpp>
@@ -11,8 +11,10 @@
 #include <devtensor/ops/softmax.hpp>
 #include <devtensor/ops/sum.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace devtensor {
@@ -75,6 +77,55 @@ tensor<T, D> reduced(const tensor<T, D>& per_element, nn::reduction r, call_site
     return mean(per_element, site);
 }
 
+/// The backward of f's per-element values reduced to their mean or sum in one op (as
+/// PyTorch's mse_loss is one node): f's partials of g (÷ the count for a mean) broadcast
+/// over the inputs. The values, and the bits, of a map_node under a sum_node: the same
+/// g / count in every element, the same partials, without the per-element gradient.
+template <class T, class F>
+struct reduced_map_node final : node<T> {
+    F f;
+    bool is_mean = false;
+    saved_tensor<T> values;  ///< f's per-element values: a partial may read them
+    std::array<saved_tensor<T>, 2> in;
+
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
+        const grad_t<T>& y = values.get(this->op);
+        const grad_t<T> a = in[0].get(this->op), b = in[1].get(this->op);
+        const origin made{this->op, call_site{}};
+        const grad_t<T> spread = is_mean ? map_new<T>(made, divided_by<T>{static_cast<T>(y.numel())}, g) : g;
+        if (this->next[0]) grads[0] = map_new<T>(made, partial_of<F, 0>{f}, spread, y, a, b);
+        if (this->next[1]) grads[1] = map_new<T>(made, partial_of<F, 1>{f}, spread, y, a, b);
+    }
+    void release() override {
+        values.release();
+        for (auto& s : in) s.release();
+    }
+};
+
+/// f(input, target) per element, reduced by r: a loss's forward, recorded as one op.
+template <class T, class F, class D, class DT>
+tensor<T, D> reduced_map(const origin& made, const F& f, nn::reduction r, const tensor<T, D>& input,
+                         const tensor<T, DT>& target) {
+    if (r == nn::reduction::none) return tensor<T, D>(map_new<T>(made, f, input, target));
+    const bool records = recording(input, target);
+    tensor<T, D> values, out;
+    {
+        const no_grad quiet;
+        values = tensor<T, D>(map_new<T>(made, f, input, target));
+        out = r == nn::reduction::mean ? reduce_new<T, T>(made, mean_op{}, values, {}, false)
+                                       : reduce_new<T, T>(made, sum_op{}, values, {}, false);
+    }
+    if (records) {
+        auto n = make_node<reduced_map_node<T, F>>();
+        n->f = f;
+        n->is_mean = r == nn::reduction::mean;
+        n->values = saved_tensor<T>(values);
+        n->in = {saved_tensor<T>(input), saved_tensor<T>(target)};
+        record(out, std::move(n), made.op, input, target);
+    }
+    return out;
+}
+
 /// nll's per-sample part: out[i] = -logp[i][target[i]].
 template <class T>
 struct nll_node final : node<T> {
@@ -113,10 +164,7 @@ template <class T, class D, class DT>
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("nn::mse_loss", D, DT);
     DEVTENSOR_STATIC_CHECK_KERNELS("nn::mse_loss", D, DT);
     devtensor::detail::check_loss_shapes("mse_loss", input, target);
-    return devtensor::detail::reduced(
-        tensor<T, D>(devtensor::detail::map_new<T>({"mse_loss", site}, devtensor::detail::squared_difference{}, input,
-                                                   target)),
-        r, site);
+    return devtensor::detail::reduced_map({"mse_loss", site}, devtensor::detail::squared_difference{}, r, input, target);
 }
 
 /// Binary cross-entropy of sigmoid(input) against target in [0, 1], computed from the
@@ -129,10 +177,8 @@ template <class T, class D, class DT>
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("nn::binary_cross_entropy_with_logits", D, DT);
     DEVTENSOR_STATIC_CHECK_KERNELS("nn::binary_cross_entropy_with_logits", D, DT);
     devtensor::detail::check_loss_shapes("binary_cross_entropy_with_logits", input, target);
-    return devtensor::detail::reduced(
-        tensor<T, D>(devtensor::detail::map_new<T>({"binary_cross_entropy_with_logits", site},
-                                                   devtensor::detail::bce_with_logits{}, input, target)),
-        r, site);
+    return devtensor::detail::reduced_map({"binary_cross_entropy_with_logits", site},
+                                          devtensor::detail::bce_with_logits{}, r, input, target);
 }
 
 /// The negative log-likelihood of class target[i] in row i of log-probabilities

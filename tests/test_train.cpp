@@ -344,6 +344,39 @@ TEST_CASE("an undefined tensor into backward, a loss, an optimizer or clip_grad_
     CHECK(dt::nn::clip_grad_norm_(net, 1.0) == 0.0);
 }
 
+TEST_CASE("mse and bce reduced as one op give the bits of their per-element values then mean or sum") {
+    // The losses record one node for map-then-reduce; reduction::none then dt::mean / dt::sum
+    // records the per-element node and the reduction's: values and both gradients must agree
+    // bit for bit, on strided (transposed) and empty inputs too.
+    dt::generator gen(5);
+    for (const auto& dims : {std::vector<std::int64_t>{5, 3}, std::vector<std::int64_t>{0, 3}})
+        for (const bool bce : {false, true})
+            for (const auto r : {dt::nn::reduction::mean, dt::nn::reduction::sum}) {
+                CAPTURE(dims[0]);
+                CAPTURE(bce);
+                CAPTURE(static_cast<int>(r));
+                const auto a0 = dt::randn<double>({dims[1], dims[0]}, dt::cpu_device{}, gen);
+                const auto b0 = dt::rand<double>(dt::shape(dims), dt::cpu_device{}, gen);
+                const auto loss = [&](const auto& a, const auto& b, dt::nn::reduction how) {
+                    return bce ? dt::nn::binary_cross_entropy_with_logits(a, b, how) : dt::nn::mse_loss(a, b, how);
+                };
+                std::vector<std::vector<double>> results[2];
+                for (const bool fused : {true, false}) {
+                    auto a = a0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+                    const auto at = a.t();  // strided: the transposed view
+                    auto l = fused ? loss(at, b, r)
+                                   : (r == dt::nn::reduction::mean ? dt::mean(loss(at, b, dt::nn::reduction::none))
+                                                                   : dt::sum(loss(at, b, dt::nn::reduction::none)));
+                    l.backward();
+                    REQUIRE(a.grad().shape() == a.shape());
+                    REQUIRE(b.grad().shape() == b.shape());
+                    results[fused ? 0 : 1] = {l.to_vector(), a.grad().to_vector(), b.grad().to_vector()};
+                }
+                for (std::size_t i = 0; i < 3; ++i) CHECK(same_bits(results[0][i], results[1][i]));
+                if (dims[0] == 0) CHECK(std::isnan(results[0][0][0]) == (r == dt::nn::reduction::mean));
+            }
+}
+
 TEST_CASE("clip_grad_norm_: the joint norm, scaled to max_norm, untouched below it, errors on bad input") {
     auto a = dt::from_values<double>({3, 0}, {2}).requires_grad_(), b = dt::from_values<double>({4}, {1}).requires_grad_();
     a.set_grad(dt::from_values<double>({3, 0}, {2}));

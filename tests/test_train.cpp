@@ -217,7 +217,9 @@ TEST_CASE_TEMPLATE("the backward and optimizer functors give the cpu's bits in t
     check(de::partial_of<de::sigmoid_of, 0>{}, a, d, c);
     check(de::partial_of<de::rectify, 0>{}, a, b, c);
     check(de::partial_of<de::power, 0>{}, a, b, d, c);
-    check(de::partial_of<de::squared_difference, 0>{}, a, b, c, d);
+    check(de::partial_of<de::squared_difference, 0>{}, a, b, c, d);  // the CPU's on vectors
+    check(de::partial_of<de::squared_difference, 1>{}, a, b, c, d);
+    check(de::squared_difference{}, c, d);
     check(de::partial_of<de::bce_with_logits, 0>{}, a, b, c, d);
     check(de::bce_with_logits{}, c, d);
     // optimizers

@@ -5,6 +5,7 @@
 #include <devtensor/autograd/hooks.hpp>
 #include <devtensor/buffer.hpp>
 #include <devtensor/detail/copy.hpp>
+#include <devtensor/detail/small_blocks.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/device_count.hpp>
 #include <devtensor/element.hpp>
@@ -173,8 +174,9 @@ public:
     /// Uninitialised contiguous storage for `s` on `dev` (see empty()), made by `made`.
     tensor(const devtensor::shape& s, const D& dev, const devtensor::origin& made = {})
         : shape_(s), strides_(devtensor::strides::contiguous(s)), dev_(dev), origin_(made) {
-        auto storage = std::make_shared<detail::held_storage<buffer<T, devtensor::device>>>(
-            static_cast<std::size_t>(s.numel()), devtensor::device(dev),
+        using block = detail::held_storage<buffer<T, devtensor::device>>;
+        auto storage = std::allocate_shared<block>(
+            detail::small_block_allocator<block>{}, static_cast<std::size_t>(s.numel()), devtensor::device(dev),
             detail::allocation_info{&shape_, detail::dtype_of<T>, made});
         data_ = storage->owner.data();
         storage_ = std::move(storage);

@@ -19,6 +19,7 @@
 #include <devtensor/config.hpp>
 #include <devtensor/detail/convert.hpp>  // constant, copy_element
 #include <devtensor/detail/op_checks.hpp>  // declares tensor
+#include <devtensor/detail/small_blocks.hpp>
 #include <devtensor/device.hpp>
 #include <devtensor/error.hpp>
 #include <devtensor/origin.hpp>
@@ -135,12 +136,13 @@ struct node {
     }
 };
 
-/// A new node (or record) of type N on the heap. make_shared<N>() would value-initialise
-/// it: zero the whole object (hundreds of bytes) before its constructor runs. Every
-/// member of a node has an initialiser or a constructor of its own.
+/// A new node (or record) of type N, in a block of this thread's small-block cache.
+/// make_shared<N>() would value-initialise it: zero the whole object (hundreds of bytes)
+/// before its constructor runs. Every member of a node has an initialiser or a
+/// constructor of its own.
 template <class N>
 std::shared_ptr<N> make_node() {
-    return std::make_shared_for_overwrite<N>();
+    return std::allocate_shared_for_overwrite<N>(small_block_allocator<N>{});
 }
 
 /// What a tensor records for autograd; shared by the copies of its handle.

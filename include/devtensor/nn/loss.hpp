@@ -26,8 +26,10 @@ enum class reduction { none, mean, sum };
 
 namespace detail {
 
-/// (a - b)²; partials ±2(a - b)·g (PyTorch's mse_loss_backward).
+/// (a - b)²; partials ±2(a - b)·g (PyTorch's mse_loss_backward); on the CPU's vectors too.
 struct squared_difference {
+    static constexpr bool vectorizes = true;
+    static constexpr bool partials_vectorize = true;
     static constexpr bool differentiable = true;
     template <class T>
     DEVTENSOR_HOST_DEVICE T operator()(T a, T b) const {
@@ -36,7 +38,8 @@ struct squared_difference {
     }
     template <int I, class T>
     DEVTENSOR_HOST_DEVICE T partial(T g, T, T a, T b) const {
-        const T twice = detail::mul(T{2}, detail::mul(a - b, g));
+        const T product = detail::mul(a - b, g);
+        const T twice = product + product;  // 2·product exactly, as a vector too (T{2} is not a splat there)
         return I == 0 ? twice : -twice;
     }
 };

@@ -228,15 +228,22 @@ TEST_CASE_TEMPLATE("a split GEMM gives the same bits whatever the number of thre
 
 TEST_CASE_TEMPLATE("a tiny product skips packing and keeps the GEMM order's bits", T, float, double) {
     // Shapes under gemm_direct_max_work, in the GEMM order (more than 16 rows): the direct
-    // loop must give the packed kernels' bits, bias and transposed B included.
+    // loop must give the packed kernels' bits on every ISA, bias and transposed B included,
+    // and A transposed or of one column (its rows side by side: vectors across rows, then a tail).
     for (const problem& p : {problem{64, 1, 1, false}, problem{17, 3, 5, true}, problem{20, 4, 6, false},
-                             problem{33, 1, 15, true}}) {
+                             problem{33, 1, 15, true}, problem{37, 2, 1, true}, problem{33, 1, 15, true, true},
+                             problem{20, 4, 6, false, true}, problem{19, 3, 8, true, true}}) {
         REQUIRE(p.m * p.n * p.k <= cpu::gemm_direct_max_work);
         check_gemm<T>(p, [](auto... args) { cpu::gemm_direct<T>(args...); });
-        const std::vector<T> direct = gemm_with_threads<T>(p, 1, [](auto... args) { cpu::gemm<T>(args...); });
         const std::vector<T> packed = gemm_with_threads<T>(
             p, 1, [](auto... args) { cpu::gemm_blocked<cpu::portable_kernel<T>>(args...); });
-        CHECK(std::memcmp(direct.data(), packed.data(), direct.size() * sizeof(T)) == 0);
+        for (const auto isa : {cpu::simd::isa::portable, cpu::simd::isa::avx2, cpu::simd::isa::avx512}) {
+            if (isa > cpu::simd::best_isa()) continue;
+            CAPTURE(static_cast<int>(isa));
+            const std::vector<T> direct =
+                gemm_with_threads<T>(p, 1, [isa](auto... args) { cpu::gemm_on<T>(isa, args...); });
+            CHECK(std::memcmp(direct.data(), packed.data(), direct.size() * sizeof(T)) == 0);
+        }
     }
 }
 

@@ -35,6 +35,7 @@
 #include <iterator>
 #include <memory>
 #include <memory_resource>
+#include <optional>
 #include <queue>
 #include <span>
 #include <string>
@@ -229,24 +230,25 @@ class saved_tensor {
 public:
     saved_tensor() = default;
     template <class D>
-    explicit saved_tensor(const tensor<T, D>& t) : value_(t.detach()), version_(autograd_access::version(t)) {}
+    explicit saved_tensor(const tensor<T, D>& t)
+        : value_(std::in_place, t.detach()), version_(autograd_access::version(t)) {}
 
     /// The tensor; autograd_error when an in-place op changed it since.
     const grad_t<T>& get(const char* op) const {
-        if (!value_.defined())
+        if (!value_ || !value_->defined())
             throw freed_graph(op);
-        if (autograd_access::version(value_) != version_)
+        if (autograd_access::version(*value_) != version_)
             throw autograd_error(std::string("devtensor::backward: a tensor that ") + op +
                                  " saved for backward was modified by an in-place operation (version " +
                                  std::to_string(version_) + ", now " +
-                                 std::to_string(autograd_access::version(value_)) +
+                                 std::to_string(autograd_access::version(*value_)) +
                                  "); clone() it before changing it");
-        return value_;
+        return *value_;
     }
-    void release() noexcept { value_ = grad_t<T>{}; }
+    void release() noexcept { value_.reset(); }
 
 private:
-    grad_t<T> value_;
+    std::optional<grad_t<T>> value_;  ///< empty once released: no empty tensor built to take its place
     std::uint64_t version_ = 0;
 };
 
@@ -388,7 +390,7 @@ public:
         node<T>* n;
         int waiting = 0;
         std::size_t first_edge = 0;  ///< edges[first_edge + i]: the entry of n->next[i]
-        grad_t<T> pending;
+        std::optional<grad_t<T>> pending;  ///< the gradient summed so far; none yet
     };
     static constexpr std::size_t no_entry = static_cast<std::size_t>(-1);
 
@@ -399,13 +401,13 @@ public:
         if (index_.empty()) {
             for (std::size_t i = 0; i < entries.size(); ++i)
                 if (entries[i].n == n) return {i, false};
-            entries.push_back(entry{n, 0, 0, {}});
+            entries.push_back(entry{n, 0, 0, std::nullopt});
             if (entries.size() > linear_limit)
                 for (std::size_t i = 0; i < entries.size(); ++i) index_.emplace(entries[i].n, i);
             return {entries.size() - 1, true};
         }
         const auto [it, fresh] = index_.try_emplace(n, entries.size());
-        if (fresh) entries.push_back(entry{n, 0, 0, {}});
+        if (fresh) entries.push_back(entry{n, 0, 0, std::nullopt});
         return {it->second, fresh};
     }
 
@@ -450,33 +452,38 @@ void run_backward(const std::shared_ptr<node<T>>& root, grad_t<T> g, bool retain
     const auto later_first = [&](std::size_t a, std::size_t b) { return entries[a].n->sequence < entries[b].n->sequence; };
     std::priority_queue<std::size_t, std::pmr::vector<std::size_t>, decltype(later_first)> ready(
         later_first, std::pmr::vector<std::size_t>(&arena));
-    std::pmr::vector<grad_t<T>> grads(&arena);  // a node's input gradients, reused node to node
-    entries[0].pending = std::move(g);
+    // A node's input gradients, reused node to node: each one is moved out, or reset, before the next node.
+    std::pmr::vector<grad_t<T>> grads(&arena);
+    entries[0].pending.emplace(std::move(g));
     ready.push(0);
     while (!ready.empty()) {
         const std::size_t at = ready.top();
         ready.pop();
         node<T>* n = entries[at].n;
-        const grad_t<T> grad = std::move(entries[at].pending);
+        const std::optional<grad_t<T>> grad = std::move(entries[at].pending);
         if (n->released)
             throw freed_graph(n->op);
-        grads.clear();
-        grads.resize(n->next.size());
-        if (grad.defined()) n->backward(grad, grads);
+        if (grads.size() < n->next.size()) grads.resize(n->next.size());
+        const std::span<grad_t<T>> in_grads(grads.data(), n->next.size());
+        if (grad && grad->defined()) n->backward(*grad, in_grads);
         if (!retain && !n->next.empty()) {
             n->release();
             n->released = true;
         }
         for (std::size_t i = 0; i < n->next.size(); ++i) {
             const std::size_t to = table.edges[entries[at].first_edge + i];
-            if (to == backward_table<T>::no_entry) continue;
-            if (grads[i].defined()) {
-                grad_t<T>& sum = entries[to].pending;
-                if (!sum.defined()) sum = std::move(grads[i]);
+            if (to == backward_table<T>::no_entry) {
+                if (in_grads[i].defined()) in_grads[i] = grad_t<T>{};  // a gradient no one takes
+                continue;
+            }
+            if (in_grads[i].defined()) {
+                std::optional<grad_t<T>>& sum = entries[to].pending;
+                if (!sum) sum.emplace(std::move(in_grads[i]));
                 else {
-                    grad_t<T> total(sum.shape(), sum.device(), {"backward", call_site{}});
-                    map_checked("backward", grad_sum{}, total, sum, grads[i]);
-                    sum = std::move(total);
+                    grad_t<T> total(sum->shape(), sum->device(), {"backward", call_site{}});
+                    map_checked("backward", grad_sum{}, total, *sum, in_grads[i]);
+                    *sum = std::move(total);
+                    in_grads[i] = grad_t<T>{};
                 }
             }
             if (--entries[to].waiting == 0) ready.push(to);

@@ -127,10 +127,22 @@ DEVTENSOR_ISA_FUNCTION void direct_elements(std::int64_t m, std::int64_t n, std:
                                             std::int64_t a_row, std::int64_t a_col, const T* b, std::int64_t b_row,
                                             std::int64_t b_col, T* c, std::int64_t ldc, const T* bias) {
     // Columns outermost: a skinny C (a linear layer of one output) pays the inner loop's
-    // start once, not once an element.
+    // start once, not once an element. Where A's rows lie side by side (a_row == 1: an
+    // [m, 1] input, or Aᵀ of a weight gradient), `lanes` rows at once: lane x is row i + x,
+    // the same chain from +0 (fma by fma, then the bias) as gemm_order_dot's.
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    const std::int64_t vector_rows = a_row == 1 ? m / V::lanes * V::lanes : 0;
     for (std::int64_t j = 0; j < n; ++j) {
         const T* bj = b + j * b_col;
-        for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t i = 0; i < vector_rows; i += V::lanes) {
+            auto sum = V::zero();
+            for (std::int64_t p = 0; p < k; ++p) sum = V::fma(V::load(a + i + p * a_col), V::broadcast(bj + p * b_row), sum);
+            if (bias) sum = V::add(sum, V::broadcast(bias + j));
+            alignas(64) T lane[V::lanes];
+            V::store(lane, sum);
+            for (int x = 0; x < V::lanes; ++x) c[(i + x) * ldc + j] = lane[x];
+        }
+        for (std::int64_t i = vector_rows; i < m; ++i)
             c[i * ldc + j] = detail::plus_bias(detail::gemm_order_dot(k, a + i * a_row, a_col, bj, b_row), bias, j);
     }
 }

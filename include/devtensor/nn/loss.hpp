@@ -167,7 +167,8 @@ template <class T, class D, class DT>
     DEVTENSOR_STATIC_CHECK_SAME_DEVICE("nn::mse_loss", D, DT);
     DEVTENSOR_STATIC_CHECK_KERNELS("nn::mse_loss", D, DT);
     devtensor::detail::check_loss_shapes("mse_loss", input, target);
-    return devtensor::detail::reduced_map({"mse_loss", site}, devtensor::detail::squared_difference{}, r, input, target);
+    return devtensor::detail::reduced_map({"mse_loss", site}, devtensor::detail::squared_difference{}, r, input,
+                                          target);
 }
 
 /// Binary cross-entropy of sigmoid(input) against target in [0, 1], computed from the

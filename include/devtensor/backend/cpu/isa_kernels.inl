@@ -136,7 +136,8 @@ DEVTENSOR_ISA_FUNCTION void direct_elements(std::int64_t m, std::int64_t n, std:
         const T* bj = b + j * b_col;
         for (std::int64_t i = 0; i < vector_rows; i += V::lanes) {
             auto sum = V::zero();
-            for (std::int64_t p = 0; p < k; ++p) sum = V::fma(V::load(a + i + p * a_col), V::broadcast(bj + p * b_row), sum);
+            for (std::int64_t p = 0; p < k; ++p)
+                sum = V::fma(V::load(a + i + p * a_col), V::broadcast(bj + p * b_row), sum);
             if (bias) sum = V::add(sum, V::broadcast(bias + j));
             alignas(64) T lane[V::lanes];
             V::store(lane, sum);

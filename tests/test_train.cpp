@@ -379,6 +379,39 @@ TEST_CASE("mse and bce reduced as one op give the bits of their per-element valu
             }
 }
 
+TEST_CASE("mse and bce as one op: aliased operands, and the same bits at 1, 2 and 7 threads") {
+    dt::generator gen(6);
+    // one tensor as input and target: both partials reach one leaf, summed (mse's cancel exactly)
+    auto a = dt::randn<double>({4, 6}, dt::cpu_device{}, gen).requires_grad_();
+    dt::nn::mse_loss(a, a).backward();
+    CHECK(same_bits(a.grad().to_vector(), std::vector<double>(24, 0.0)));
+    auto b = dt::rand<double>({4, 6}, dt::cpu_device{}, gen).requires_grad_(), b_twin = b.detach().clone().requires_grad_();
+    dt::nn::binary_cross_entropy_with_logits(b, b).backward();
+    (dt::nn::binary_cross_entropy_with_logits(b_twin, b_twin.detach()) +
+     dt::nn::binary_cross_entropy_with_logits(b_twin.detach(), b_twin))
+        .backward();
+    CHECK(same_bits(b.grad().to_vector(), b_twin.grad().to_vector()));
+
+    // large enough for the map and the reduction to split across threads
+    const auto x0 = dt::randn<float>({301, 257}, dt::cpu_device{}, gen), y0 = dt::rand<float>({301, 257}, dt::cpu_device{}, gen);
+    const auto run = [&] {
+        auto x = x0.clone().requires_grad_(), y = y0.clone().requires_grad_();
+        auto l = dt::nn::mse_loss(x, y) + dt::nn::binary_cross_entropy_with_logits(x, y, dt::nn::reduction::sum);
+        l.backward();
+        return std::vector<std::vector<float>>{l.to_vector(), x.grad().to_vector(), y.grad().to_vector()};
+    };
+    const int threads_before = dt::get_num_threads();
+    dt::set_num_threads(1);
+    const auto reference = run();
+    for (const int threads : {2, 7}) {
+        CAPTURE(threads);
+        dt::set_num_threads(threads);
+        const auto again = run();
+        for (std::size_t i = 0; i < 3; ++i) CHECK(same_bits(again[i], reference[i]));
+    }
+    dt::set_num_threads(threads_before);
+}
+
 TEST_CASE("clip_grad_norm_: the joint norm, scaled to max_norm, untouched below it, errors on bad input") {
     auto a = dt::from_values<double>({3, 0}, {2}).requires_grad_(), b = dt::from_values<double>({4}, {1}).requires_grad_();
     a.set_grad(dt::from_values<double>({3, 0}, {2}));

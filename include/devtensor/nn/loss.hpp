@@ -85,23 +85,12 @@ tensor<T, D> reduced(const tensor<T, D>& per_element, nn::reduction r, call_site
 /// over the inputs. The values, and the bits, of a map_node under a sum_node: the same
 /// g / count in every element, the same partials, without the per-element gradient.
 template <class T, class F>
-struct reduced_map_node final : node<T> {
-    F f;
+struct reduced_map_node final : map_backward<T, F, 2> {
     bool is_mean = false;
-    saved_tensor<T> values;  ///< f's per-element values: a partial may read them
-    std::array<saved_tensor<T>, 2> in;
-
     void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
-        const grad_t<T>& y = values.get(this->op);
-        const grad_t<T> a = in[0].get(this->op), b = in[1].get(this->op);
-        const origin made{this->op, call_site{}};
-        const grad_t<T> spread = is_mean ? map_new<T>(made, divided_by<T>{static_cast<T>(y.numel())}, g) : g;
-        if (this->next[0]) grads[0] = map_new<T>(made, partial_of<F, 0>{f}, spread, y, a, b);
-        if (this->next[1]) grads[1] = map_new<T>(made, partial_of<F, 1>{f}, spread, y, a, b);
-    }
-    void release() override {
-        values.release();
-        for (auto& s : in) s.release();
+        if (!is_mean) return this->partials(g, grads);
+        const auto count = static_cast<T>(this->out.get(this->op).numel());
+        this->partials(map_new<T>({this->op, call_site{}}, divided_by<T>{count}, g), grads);
     }
 };
 
@@ -122,7 +111,7 @@ tensor<T, D> reduced_map(const origin& made, const F& f, nn::reduction r, const 
         auto n = make_node<reduced_map_node<T, F>>();
         n->f = f;
         n->is_mean = r == nn::reduction::mean;
-        n->values = saved_tensor<T>(values);
+        n->out = saved_tensor<T>(values);
         n->in = {saved_tensor<T>(input), saved_tensor<T>(target)};
         record(out, std::move(n), made.op, input, target);
     }

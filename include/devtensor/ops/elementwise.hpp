@@ -115,15 +115,16 @@ struct partial_of {
     }
 };
 
-/// The backward of an elementwise op whose functor F is `differentiable`: input i's
-/// gradient is partial_of<F, i> elementwise, summed back to that input's shape.
+/// What an elementwise op whose functor F is `differentiable` keeps for backward, and
+/// its gradients: input i's is partial_of<F, i> of g elementwise, summed back to that
+/// input's shape. A node of its own (map_node), or of a map-then-reduce (the losses').
 template <class T, class F, std::size_t N>
-struct map_node final : node<T> {
+struct map_backward : node<T> {
     F f;
     saved_tensor<T> out;
     std::array<saved_tensor<T>, N> in;
 
-    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
+    void partials(const grad_t<T>& g, std::span<grad_t<T>> grads) const {
         std::array<grad_t<T>, N> x;
         for (std::size_t i = 0; i < N; ++i) x[i] = in[i].get(this->op);
         const grad_t<T>& y = out.get(this->op);
@@ -141,6 +142,12 @@ struct map_node final : node<T> {
         out.release();
         for (auto& s : in) s.release();
     }
+};
+
+/// The backward of an elementwise op.
+template <class T, class F, std::size_t N>
+struct map_node final : map_backward<T, F, N> {
+    void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override { this->partials(g, grads); }
 };
 
 /// f(in...) broadcast, in a new tensor of element type TO made by `made`; recorded

@@ -11,8 +11,9 @@
 #     tests (Open MPI, 2 and 4 ranks; a rank that dies; libtorch's ProcessGroupGloo
 #     as the reference, with libgloo-dev; the data_parallel example on 1 and 4
 #     processes) and the NCCL tests' nvcc build. The CUDA build (its test files'
-#     host side at -O1) links nvcc and g++ files passing tensors, layers and
-#     generators across. GPU cases skip without a GPU.
+#     host side at -O0) links nvcc and g++ files passing tensors, layers and
+#     generators across. GPU cases skip without a GPU. The benchmarks are built
+#     at -O0 (DEVTENSOR_BENCH_BUILD_ONLY) to show that they build; none runs.
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
 #  3. the threaded part of the CPU suite (the pool and the parallel engines) under
 #     ThreadSanitizer, multi-threaded on devtensor's own pool;
@@ -63,7 +64,8 @@ safetensors_flag() {
 }
 
 main_build() {
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $(cuda_flag) $(safetensors_flag) >/dev/null &&
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_BENCH_BUILD_ONLY=ON $(cuda_flag) \
+    $(safetensors_flag) >/dev/null &&
     cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; return 1; }
   ctest --test-dir "$build" -j "$jobs" --output-on-failure -V >"$build/ctest.log" 2>&1
   local status=$?

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine; installs what is missing.
 # Build types: the main build is Release (what users ship), the ASan build Debug,
-# the TSan build RelWithDebInfo (at -O1); MinSizeRel is checked by hand (README).
+# the TSan build RelWithDebInfo; MinSizeRel is checked by hand (README).
 #  1. the main build (Release) through CTest: the CPU build (g++) and, where nvcc exists,
 #     the CUDA build (nvcc, sm_90 + PTX) of the test suite, the libtorch
 #     reference and DLPack tests, detail/math.hpp against MPFR, compile-fail
@@ -132,9 +132,8 @@ step "main build (CTest)" main_build
 # ASan at -O0 (Debug) also covers code the optimiser would inline away, such as
 # the ISA kernels' calls to their vector helpers.
 step "AddressSanitizer + UndefinedBehaviorSanitizer, -O0" sanitized asan Debug -DDEVTENSOR_SANITIZE=address,undefined
-# TSan at -O1, as its manual advises (RelWithDebInfo is -O2: slower to compile).
 step "ThreadSanitizer (devtensor's own threads)" sanitized tsan RelWithDebInfo -DDEVTENSOR_SANITIZE=thread \
-  -DDEVTENSOR_TESTS_OPENMP=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG"
+  -DDEVTENSOR_TESTS_OPENMP=OFF
 step "valgrind memcheck" memcheck
 step "CUDA kernels: ptxas spills, sm_90 SASS" kernels
 step "libFuzzer, 30 s per target" env FUZZ_SECONDS=30 bash scripts/fuzz.sh

@@ -65,6 +65,7 @@ safetensors_flag() {
 
 main_build() {
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_BENCH_BUILD_ONLY=ON $(cuda_flag) \
+    -DDEVTENSOR_EXAMPLES_CUDA_HOST_OPT=-O0 \
     $(safetensors_flag) >/dev/null &&
     cmake --build "$build" -j "$jobs" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; return 1; }
   ctest --test-dir "$build" -j "$jobs" --output-on-failure -V >"$build/ctest.log" 2>&1

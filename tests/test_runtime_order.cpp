@@ -4,7 +4,7 @@
 // devtensor's own pool, ignored errors cleared, DEVTENSOR_LAUNCH_BLOCKING, and
 // the public synchronize / current_stream. Built with g++ (host code) and, in
 // the CUDA build, with nvcc (kernel launches); both link the stand-in, not cudart.
-#include "fake_cudart.hpp"
+#include "fake_cudart/fake_cudart.hpp"
 #include "test_support.hpp"
 
 #include <cstdlib>

@@ -114,10 +114,11 @@ if command -v ninja >/dev/null 2>&1; then
 fi
 # Release, as scripts/test.sh builds the tests; the build type changes host code only
 # (nvcc optimises device code alike). -lineinfo gives compute-sanitizer source lines. The
-# test files' host side at -O1 (scripts/test.sh: -O0), since every case runs here.
+# test files' host side at -O1 (scripts/test.sh: -O0), since every case runs here; the test
+# files in 6 unity files (scripts/test.sh: 2), so that the many cores build them side by side.
 step configure 90 "$out/build.log" cmake -S . -B "$build" "${generator[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_ENABLE_CUDA=ON -DCMAKE_CUDA_FLAGS=-lineinfo \
-  -DDEVTENSOR_TESTS_CUDA_HOST_OPT=-O1 \
+  -DDEVTENSOR_TESTS_CUDA_HOST_OPT=-O1 -DDEVTENSOR_UNITY_FILES=6 \
   -DCMAKE_INCLUDE_PATH="$PWD/.deps/include" || exit 1
 targets=(devtensor_tests_cuda tour_cuda device_query_cuda devtensor_bench_gpu)
 have_dlpack=0

@@ -10,8 +10,8 @@
 #     strict warnings with g++ and clang++, and device_query --json; the MPI
 #     tests (Open MPI, 2 and 4 ranks; a rank that dies; libtorch's ProcessGroupGloo
 #     as the reference, with libgloo-dev; the data_parallel example on 1 and 4
-#     processes) and the NCCL tests' nvcc build. The CUDA build (its test files'
-#     host side at -O0) links nvcc and g++ files passing tensors, layers and
+#     processes) and the NCCL tests' nvcc build. The CUDA build (its test files' and
+#     the examples' host side at -O0) links nvcc and g++ files passing tensors, layers and
 #     generators across. GPU cases skip without a GPU. The benchmarks are built
 #     at -O0 (DEVTENSOR_BENCH_BUILD_ONLY) to show that they build; none runs.
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;

@@ -98,7 +98,9 @@ sanitized() {
     TSAN_OPTIONS=allocator_may_return_null=1:halt_on_error=1 \
     "$dir/tests/devtensor_tests" --test-case-exclude="$sanitizer_skips" >"$dir/run.log" 2>&1
   local status=$?
-  grep -E "\[doctest\] (test cases|assertions)|Sanitizer|runtime error" "$dir/run.log" | head -20
+  # (less ASan's warnings for the huge allocations the tests expect to fail)
+  grep -E "\[doctest\] (test cases|assertions)|Sanitizer|runtime error" "$dir/run.log" |
+    grep -v "AddressSanitizer failed to allocate" | head -20
   return $status
 }
 

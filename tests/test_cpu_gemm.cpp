@@ -2,11 +2,14 @@
 // matmul picks), the dot-product path (portable too) and, for B n-contiguous, the
 // kernels that vectorise across the columns, edge tiles, several k and n blocks,
 // bias, transposed B and the thread splits, against a plain loop in double;
-// how many parts gemm_parts picks, and the same bits whatever that number.
+// how many parts gemm_parts picks, and the same bits whatever that number; the
+// lines the micro-kernels touch ahead for the next pack.
 #include "test_support.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -177,6 +180,79 @@ TEST_CASE("gemm_parts: threads by the work, never more than the micro-tiles or t
                         REQUIRE(part.c0 < part.c1);
                     }
                 }
+}
+
+namespace {
+/// The lines a cursor touches, `per_tile` at a time, until it has none left.
+std::vector<const char*> touched_lines(cpu::prefetch_cursor cursor, std::int64_t per_tile) {
+    std::vector<const char*> lines;
+    while (cursor.runs != 0) {
+        cursor.allow(per_tile);
+        for (std::int64_t s = 0; s < per_tile + 3; ++s) {  // steps past the budget touch nothing
+            if (cursor.budget != 0) lines.push_back(cursor.line);
+            cursor.step();
+        }
+    }
+    return lines;
+}
+}  // namespace
+
+TEST_CASE("prefetch_cursor: every line of each run once, in order, within each tile's budget") {
+    alignas(64) static char memory[4096];
+    // Three runs of 100 bytes, 1000 apart, from byte 60: lines 0-2 (bytes 60-159), 16-18 (1060-1159)
+    // and 32-33 (2060-2159).
+    cpu::prefetch_cursor cursor;
+    cursor.aim(memory + 60, 3, 100, 1000);
+    std::vector<const char*> expected;
+    for (const int line : {0, 1, 2, 16, 17, 18, 32, 33}) expected.push_back(memory + 64 * line);
+    for (const std::int64_t per_tile : {1, 2, 5, 100}) {
+        CAPTURE(per_tile);
+        CHECK(touched_lines(cursor, per_tile) == expected);
+    }
+    // Line-aligned runs: the budget's estimate is exact.
+    cursor.aim(memory, 4, 256, 512);
+    CHECK(cursor.lines == 16);
+    CHECK(touched_lines(cursor, 7).size() == 16);
+    cursor.aim(memory, 4, 0, 512);  // empty runs: nothing
+    CHECK(touched_lines(cursor, 7).empty());
+}
+
+TEST_CASE("the GEMM touches ahead what its next pack reads, while its panels fit in L2") {
+    using K = cpu::portable_kernel<float>;  // mc 96, kc 256
+    const std::int64_t m = 200, n = 40, k = 600;
+    std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+    const cpu::matrix_view<float> av{a.data(), k, 1}, bt{b.data(), 1, n};  // B row-major, as gemm_blocked views it
+    const cpu::gemm_part part{0, m, 0, n};
+    const std::int64_t panels = 4 * 256 * (96 + 48);
+    const auto next = [&](std::int64_t pc, std::int64_t ic) {
+        std::pair<cpu::prefetch_cursor, cpu::prefetch_cursor> ab;
+        cpu::aim_at_next_packs<K>(part, k, av, bt, 0, pc, ic, panels, ab.first, ab.second);
+        return ab;
+    };
+    // Within a kc block: the next row block of A (96 rows, then the last 8).
+    auto [next_a, next_b] = next(0, 0);
+    CHECK(next_a.start == reinterpret_cast<const char*>(&av(96, 0)));
+    CHECK(next_a.runs == 96);
+    CHECK(next_a.run_bytes == 256 * 4);
+    CHECK(next_a.stride == k * 4);
+    CHECK(next_b.runs == 0);
+    CHECK(next(0, 96).first.runs == 8);
+    // After the last row block: the next kc block's B (256 rows of 40 floats) and its first A.
+    std::tie(next_a, next_b) = next(0, 192);
+    CHECK(next_b.start == reinterpret_cast<const char*>(&b[256 * n]));
+    CHECK(next_b.runs == 256);
+    CHECK(next_b.run_bytes == n * 4);
+    CHECK(next_a.start == reinterpret_cast<const char*>(&av(0, 256)));
+    CHECK(next_a.runs == 96);
+    std::tie(next_a, next_b) = next(512, 0);  // the last, short kc block
+    CHECK(next_a.run_bytes == 88 * 4);
+    // After the product's last block: nothing.
+    std::tie(next_a, next_b) = next(512, 192);
+    CHECK(next_a.runs + next_b.runs == 0);
+    // Panels that fill L2 already (a 1 MB B block): nothing either.
+    std::tie(next_a, next_b) = next(0, 0);
+    cpu::aim_at_next_packs<K>(part, k, av, bt, 0, 0, 0, cpu::gemm_prefetch_l2_bytes, next_a, next_b);
+    CHECK(next_a.runs + next_b.runs == 0);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <devtensor/backend/cpu/isa_kernels.hpp>
+#include <devtensor/backend/cpu/prefetch_cursor.hpp>
 #include <devtensor/detail/gemm_order.hpp>  // plus_bias
 #include <devtensor/detail/gemm_micro_kernel.hpp>
 
@@ -49,9 +50,10 @@ struct portable_kernel {
     static constexpr std::int64_t kc = 256, mc = 16 * mr, nc = 128 * nr;
     static constexpr bool vector_isa = false;  // packing in plain C++ too
 
-    /// C's tile = the chains over kc more steps, from C (`resume`) or from zero, + bias if given.
+    /// C's tile = the chains over kc more steps, from C (`resume`) or from zero, + bias if
+    /// given (the portable kernel touches nothing ahead).
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume,
-                     const T* bias) {
+                     const T* bias, prefetch_cursor*) {
         T acc[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)] = {};
         if (resume) load_tile(acc, c, ldc, mr, nr);
         detail::gemm_micro_kernel<mr, nr>(kc_, a, std::int64_t{1}, kc, b, std::int64_t{nr}, std::int64_t{1}, acc);
@@ -68,8 +70,9 @@ struct avx2_kernel {
     static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
     static constexpr bool vector_isa = true;  // packing through AVX2 registers
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool resume, const T* bias) {
-        avx2::gemm_micro_kernel<mr, kc>(kc_, a, b, c, ldc, resume, bias);
+                     bool resume, const T* bias, prefetch_cursor* next) {
+        if (next) avx2::gemm_micro_kernel<mr, kc, true>(kc_, a, b, c, ldc, resume, bias, next);
+        else avx2::gemm_micro_kernel<mr, kc, false>(kc_, a, b, c, ldc, resume, bias, next);
     }
 };
 
@@ -80,8 +83,9 @@ struct avx512_kernel {
     static constexpr std::int64_t kc = 384, mc = 20 * mr, nc = 128 * nr;  // tuned on Sapphire Rapids
     static constexpr bool vector_isa = true;
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool resume, const T* bias) {
-        avx512::gemm_micro_kernel<mr, kc>(kc_, a, b, c, ldc, resume, bias);
+                     bool resume, const T* bias, prefetch_cursor* next) {
+        if (next) avx512::gemm_micro_kernel<mr, kc, true>(kc_, a, b, c, ldc, resume, bias, next);
+        else avx512::gemm_micro_kernel<mr, kc, false>(kc_, a, b, c, ldc, resume, bias, next);
     }
 };
 

@@ -3,6 +3,7 @@
 // simd::best_isa() at run time and call only the namespace this CPU can run.
 #pragma once
 
+#include <devtensor/backend/cpu/prefetch_cursor.hpp>
 #include <devtensor/backend/cpu/random_simd.hpp>  // philox_ops
 #include <devtensor/backend/cpu/simd.hpp>         // vec, DEVTENSOR_UNROLL
 #include <devtensor/detail/gemm_order.hpp>        // gemv_chains, fold_chains, plus_bias

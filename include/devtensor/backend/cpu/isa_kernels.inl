@@ -12,10 +12,13 @@
 /// from zero, or continued from C's partial sums (`resume`, a later kc block);
 /// then C = the chain, plus bias[j] when `bias` is given (the last kc block).
 /// A's panel is MR rows LDA apart (a compile-time constant: the broadcasts take
-/// it as their displacement, so no register holds a row's address).
-template <int MR, std::int64_t LDA, class T>
+/// it as their displacement, so no register holds a row's address). `Ahead`: every
+/// fourth k step touches a line of the next pack's source (`next`, within its budget).
+template <int MR, std::int64_t LDA, bool Ahead, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
-                                              bool resume, const T* bias) {
+                                              bool resume, const T* bias, prefetch_cursor* next) {
+    prefetch_cursor ahead;  // in registers through the loop
+    if constexpr (Ahead) ahead = *next;
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
     typename V::type acc[static_cast<std::size_t>(MR)][2];
@@ -40,7 +43,10 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
         }
         a += 1;
         b += nr;
+        if constexpr (Ahead)
+            if ((k & 3) == 0) ahead.step();
     }
+    if constexpr (Ahead) *next = ahead;
     if (bias) {
         const auto bias0 = V::load(bias), bias1 = V::load(bias + lanes);
         DEVTENSOR_UNROLL(16)

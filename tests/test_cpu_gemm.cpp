@@ -217,7 +217,7 @@ TEST_CASE("prefetch_cursor: every line of each run once, in order, within each t
     CHECK(touched_lines(cursor, 7).empty());
 }
 
-TEST_CASE("the GEMM touches ahead what its next pack reads, while its panels fit in L2") {
+TEST_CASE("the GEMM touches ahead what the next kc block packs, while it fits in L2 beside the panels") {
     using K = cpu::portable_kernel<float>;  // mc 96, kc 256
     const std::int64_t m = 200, n = 40, k = 600;
     std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
@@ -229,29 +229,25 @@ TEST_CASE("the GEMM touches ahead what its next pack reads, while its panels fit
         cpu::aim_at_next_packs<K>(part, k, av, bt, 0, pc, ic, panels, ab.first, ab.second);
         return ab;
     };
-    // Within a kc block: the next row block of A (96 rows, then the last 8).
-    auto [next_a, next_b] = next(0, 0);
-    CHECK(next_a.start == reinterpret_cast<const char*>(&av(96, 0)));
-    CHECK(next_a.runs == 96);
-    CHECK(next_a.run_bytes == 256 * 4);
-    CHECK(next_a.stride == k * 4);
-    CHECK(next_b.runs == 0);
-    CHECK(next(0, 96).first.runs == 8);
-    // After the last row block: the next kc block's B (256 rows of 40 floats) and its first A.
+    // Within a kc block: nothing (the next row block's A is left to the hardware).
+    auto [next_a, next_b] = next(0, 96);
+    CHECK(next_a.runs + next_b.runs == 0);
+    // During the last row block: the next kc block's B (256 rows of 40 floats) and its first A.
     std::tie(next_a, next_b) = next(0, 192);
     CHECK(next_b.start == reinterpret_cast<const char*>(&b[256 * n]));
     CHECK(next_b.runs == 256);
     CHECK(next_b.run_bytes == n * 4);
     CHECK(next_a.start == reinterpret_cast<const char*>(&av(0, 256)));
     CHECK(next_a.runs == 96);
-    std::tie(next_a, next_b) = next(512, 0);  // the last, short kc block
+    CHECK(next_a.run_bytes == 256 * 4);
+    CHECK(next_a.stride == k * 4);
+    std::tie(next_a, next_b) = next(256, 192);  // the last, short kc block
     CHECK(next_a.run_bytes == 88 * 4);
     // After the product's last block: nothing.
     std::tie(next_a, next_b) = next(512, 192);
     CHECK(next_a.runs + next_b.runs == 0);
     // Panels that fill L2 already (a 1 MB B block): nothing either.
-    std::tie(next_a, next_b) = next(0, 0);
-    cpu::aim_at_next_packs<K>(part, k, av, bt, 0, 0, 0, cpu::gemm_prefetch_l2_bytes, next_a, next_b);
+    cpu::aim_at_next_packs<K>(part, k, av, bt, 0, 0, 192, cpu::gemm_prefetch_l2_bytes, next_a, next_b);
     CHECK(next_a.runs + next_b.runs == 0);
 }
 

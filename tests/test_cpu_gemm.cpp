@@ -7,8 +7,9 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <tuple>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -184,17 +185,20 @@ TEST_CASE("gemm_parts: threads by the work, never more than the micro-tiles or t
 
 namespace {
 /// The lines a cursor touches, `per_tile` at a time, until it has none left.
-std::vector<const char*> touched_lines(cpu::prefetch_cursor cursor, std::int64_t per_tile) {
-    std::vector<const char*> lines;
-    while (cursor.runs != 0) {
+std::vector<std::uintptr_t> touched_lines(cpu::prefetch_cursor cursor, std::int64_t per_tile) {
+    std::vector<std::uintptr_t> lines;
+    for (int tile = 0; cursor.runs != 0 && tile < 100000; ++tile) {  // bounded: a stuck walk fails, not hangs
         cursor.allow(per_tile);
         for (std::int64_t s = 0; s < per_tile + 3; ++s) {  // steps past the budget touch nothing
             if (cursor.budget != 0) lines.push_back(cursor.line);
             cursor.step();
         }
     }
+    CHECK(cursor.runs == 0);
     return lines;
 }
+
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 }  // namespace
 
 TEST_CASE("prefetch_cursor: every line of each run once, in order, within each tile's budget") {
@@ -202,54 +206,130 @@ TEST_CASE("prefetch_cursor: every line of each run once, in order, within each t
     // Three runs of 100 bytes, 1000 apart, from byte 60: lines 0-2 (bytes 60-159), 16-18 (1060-1159)
     // and 32-33 (2060-2159).
     cpu::prefetch_cursor cursor;
-    cursor.aim(memory + 60, 3, 100, 1000);
-    std::vector<const char*> expected;
-    for (const int line : {0, 1, 2, 16, 17, 18, 32, 33}) expected.push_back(memory + 64 * line);
+    cursor.walk(memory + 60, 3, 100, 1000);
+    CHECK(cursor.lines >= 8);  // the budgets' estimate: at most, never fewer
+    std::vector<std::uintptr_t> expected;
+    for (const int line : {0, 1, 2, 16, 17, 18, 32, 33}) expected.push_back(address(memory + 64 * line));
     for (const std::int64_t per_tile : {1, 2, 5, 100}) {
         CAPTURE(per_tile);
         CHECK(touched_lines(cursor, per_tile) == expected);
     }
-    // Line-aligned runs: the budget's estimate is exact.
-    cursor.aim(memory, 4, 256, 512);
+    // Runs that all start at one offset in their line: the estimate is exact.
+    cursor.walk(memory, 4, 256, 512);
     CHECK(cursor.lines == 16);
     CHECK(touched_lines(cursor, 7).size() == 16);
-    cursor.aim(memory, 4, 0, 512);  // empty runs: nothing
+    cursor.walk(memory + 32, 4, 64, 512);
+    CHECK(cursor.lines == 8);
+    CHECK(touched_lines(cursor, 3).size() == 8);
+    cursor.walk(memory, 4, 0, 512);  // empty runs, or none: nothing
+    CHECK(touched_lines(cursor, 7).empty());
+    cursor.walk(memory, -1, 64, 512);
     CHECK(touched_lines(cursor, 7).empty());
 }
 
-TEST_CASE("the GEMM touches ahead what the next kc block packs, while it fits in L2 beside the panels") {
-    using K = cpu::portable_kernel<float>;  // mc 96, kc 256
-    const std::int64_t m = 200, n = 40, k = 600;
-    std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
-    const cpu::matrix_view<float> av{a.data(), k, 1}, bt{b.data(), 1, n};  // B row-major, as gemm_blocked views it
-    const cpu::gemm_part part{0, m, 0, n};
-    const std::int64_t panels = 4 * 256 * (96 + 48);
-    const auto next = [&](std::int64_t pc, std::int64_t ic) {
-        std::pair<cpu::prefetch_cursor, cpu::prefetch_cursor> ab;
-        cpu::aim_at_next_packs<K>(part, k, av, bt, 0, pc, ic, panels, ab.first, ab.second);
-        return ab;
-    };
-    // Within a kc block: nothing (the next row block's A is left to the hardware).
-    auto [next_a, next_b] = next(0, 96);
-    CHECK(next_a.runs + next_b.runs == 0);
-    // During the last row block: the next kc block's B (256 rows of 40 floats) and its first A.
-    std::tie(next_a, next_b) = next(0, 192);
-    CHECK(next_b.start == reinterpret_cast<const char*>(&b[256 * n]));
-    CHECK(next_b.runs == 256);
-    CHECK(next_b.run_bytes == n * 4);
-    CHECK(next_a.start == reinterpret_cast<const char*>(&av(0, 256)));
-    CHECK(next_a.runs == 96);
-    CHECK(next_a.run_bytes == 256 * 4);
-    CHECK(next_a.stride == k * 4);
-    std::tie(next_a, next_b) = next(256, 192);  // the last, short kc block
-    CHECK(next_a.run_bytes == 88 * 4);
-    // After the product's last block: nothing.
-    std::tie(next_a, next_b) = next(512, 192);
-    CHECK(next_a.runs + next_b.runs == 0);
-    // Panels that fill L2 already (a 1 MB B block): nothing either.
-    cpu::aim_at_next_packs<K>(part, k, av, bt, 0, 0, 192, cpu::gemm_prefetch_l2_bytes, next_a, next_b);
-    CHECK(next_a.runs + next_b.runs == 0);
+namespace {
+/// The blocking aim_at_next_packs reads (mc, kc, nc), small enough for several blocks of each.
+struct small_blocks {
+    static constexpr std::int64_t mc = 24, kc = 32, nc = 64;
+};
+
+/// The lines holding rows x cols of m from (r0, c0): what a pack of that block reads.
+template <class T>
+std::set<std::uintptr_t> lines_of(const cpu::matrix_view<T>& m, std::int64_t r0, std::int64_t rows,
+                                  std::int64_t c0, std::int64_t cols) {
+    std::set<std::uintptr_t> lines;
+    for (std::int64_t r = r0; r < r0 + rows; ++r)
+        for (std::int64_t c = c0; c < c0 + cols; ++c) lines.insert(address(&m(r, c)) / 64 * 64);
+    return lines;
 }
+
+std::set<std::uintptr_t> walked(const cpu::prefetch_cursor& cursor) {
+    const std::vector<std::uintptr_t> lines = touched_lines(cursor, 1000);
+    return {lines.begin(), lines.end()};
+}
+}  // namespace
+
+TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, while they fit in L2") {
+    using K = small_blocks;
+    const std::int64_t m = 100, n = 150, k = 70;  // 3 kc blocks (32, 32, 6), 3 column blocks (64, 64, 22)
+    std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+    const cpu::gemm_part part{6, 90, 16, n};  // a part that starts inside C: 4 row blocks, the last of 12 rows
+    for (const bool a_transposed : {false, true})
+        for (const bool b_transposed : {false, true}) {
+            CAPTURE(a_transposed);
+            CAPTURE(b_transposed);
+            const cpu::matrix_view<float> av = a_transposed ? cpu::matrix_view<float>{a.data(), 1, m}
+                                                            : cpu::matrix_view<float>{a.data(), k, 1};
+            // B's transposed view, as gemm_blocked packs it: B row-major, or B = Wᵀ of a W [n, k].
+            const cpu::matrix_view<float> bt = b_transposed ? cpu::matrix_view<float>{b.data(), k, 1}
+                                                            : cpu::matrix_view<float>{b.data(), 1, n};
+            // The (jc, pc) blocks in the order gemm_blocked_part packs them.
+            std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
+            for (std::int64_t jc = part.c0; jc < part.c1; jc += K::nc)
+                for (std::int64_t pc = 0; pc < k; pc += K::kc) blocks.emplace_back(jc, pc);
+            for (std::size_t i = 0; i < blocks.size(); ++i) {
+                const std::int64_t jc = blocks[i].first, pc = blocks[i].second;
+                CAPTURE(jc);
+                CAPTURE(pc);
+                cpu::prefetch_cursor next_a, next_b;
+                for (std::int64_t ic = part.r0; ic + K::mc < part.r1; ic += K::mc) {  // not the last row block
+                    cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, ic, 0, next_a, next_b);
+                    CHECK(next_a.runs + next_b.runs == 0);
+                }
+                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, 0, next_a, next_b);
+                if (i + 1 == blocks.size()) {  // the part's last block: nothing follows
+                    CHECK(next_a.runs + next_b.runs == 0);
+                    continue;
+                }
+                const std::int64_t next_jc = blocks[i + 1].first, next_pc = blocks[i + 1].second;
+                const std::int64_t kc = std::min(K::kc, k - next_pc);
+                CHECK(walked(next_b) == lines_of(bt, next_jc, std::min(K::nc, part.c1 - next_jc), next_pc, kc));
+                CHECK(walked(next_a) == lines_of(av, part.r0, K::mc, next_pc, kc));
+                // The same lines beside panels that fill L2 already: nothing.
+                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, cpu::gemm_prefetch_l2_bytes,
+                                          next_a, next_b);
+                CHECK(next_a.runs + next_b.runs == 0);
+            }
+        }
+    // A broadcast operand (stride 0 along its runs): left to the hardware.
+    const cpu::matrix_view<float> broadcast{a.data(), 0, 1};
+    cpu::prefetch_cursor next_a, next_b;
+    cpu::aim_at_next_packs<K>(part, k, broadcast, cpu::matrix_view<float>{b.data(), 1, n}, part.c0, 0,
+                              std::int64_t{78}, 0, next_a, next_b);
+    CHECK(next_a.runs == 0);
+    CHECK(next_b.runs != 0);
+}
+
+#if DEVTENSOR_HAS_X86_KERNELS
+TEST_CASE_TEMPLATE("a micro-kernel that touches ahead gives the same bits and moves its cursor", T, float, double) {
+    const auto check = [](auto kernel) {
+        using K = decltype(kernel);
+        const std::int64_t kc = 10;  // steps 0, 4 and 8 touch a line each
+        std::vector<T> a(static_cast<std::size_t>(K::mr * K::kc)), b(static_cast<std::size_t>(K::nr * kc));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(0.25) * static_cast<T>(i % 7) - T(0.5);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(0.125) * static_cast<T>(i % 5) + T(0.1);
+        std::vector<T> plain(static_cast<std::size_t>(K::mr * K::nr), T(1)), ahead = plain;
+        K::tile(kc, a.data(), b.data(), plain.data(), K::nr, true, nullptr, nullptr);
+        alignas(64) static char memory[4096];
+        for (const std::int64_t budget : {2, 100}) {
+            CAPTURE(budget);
+            std::fill(ahead.begin(), ahead.end(), T(1));
+            cpu::prefetch_cursor cursor;
+            cursor.walk(memory, 1, sizeof memory, 0);
+            cursor.allow(budget);
+            K::tile(kc, a.data(), b.data(), ahead.data(), K::nr, true, nullptr, &cursor);
+            CHECK(std::memcmp(plain.data(), ahead.data(), plain.size() * sizeof(T)) == 0);
+            const std::int64_t touched = std::min<std::int64_t>(budget, 3);
+            CHECK(cursor.line == address(memory + 64 * touched));  // written back to the caller's cursor
+            CHECK(cursor.budget == budget - touched);
+        }
+    };
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) check(cpu::avx2_kernel<T>{});
+    else MESSAGE("this CPU has no AVX2+FMA: that kernel is not tested here");
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) check(cpu::avx512_kernel<T>{});
+    else MESSAGE("this CPU has no AVX-512F: that kernel is not tested here");
+}
+#endif
 
 namespace {
 /// C of `gemm` (gemm_blocked<K> or the dispatch) for m x n x k with `threads`: bytes to compare.

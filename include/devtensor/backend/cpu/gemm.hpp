@@ -152,20 +152,26 @@ inline std::int64_t gemm_parts(std::int64_t m, std::int64_t n, std::int64_t k, s
     return std::max<std::int64_t>(parts, 1);
 }
 
-/// Aims `next` at rows x cols of m from (r0, c0), each run along m's unit-stride side
-/// (nowhere when it has none: such a view is left to the hardware's prefetchers).
+/// Aims `next` at rows x cols of m from (r0, c0), each run along m's unit-stride side;
+/// at nothing when it has none, or when its runs overlap (a broadcast's stride 0): such
+/// views are left to the hardware's prefetchers.
 template <class T>
 void aim(prefetch_cursor& next, const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, std::int64_t c0,
          std::int64_t cols) {
+    const bool along_rows = m.col == 1;  // else along the columns
+    if (!along_rows && m.row != 1) return;
+    const std::int64_t runs = along_rows ? rows : cols, run = along_rows ? cols : rows,
+                       stride = along_rows ? m.row : m.col;
+    if (runs > 1 && stride < run) return;
     constexpr auto size = static_cast<std::int64_t>(sizeof(T));
-    if (m.col == 1) next.aim(&m(r0, c0), rows, cols * size, m.row * size);
-    else if (m.row == 1) next.aim(&m(r0, c0), cols, rows * size, m.col * size);
+    next.walk(&m(r0, c0), runs, run * size, stride * size);
 }
 
 /// Bytes of L2 that the lines touched ahead share with the panels in use: 512 KiB, the
-/// smallest L2 of the machines this runs on (Zen 3). Lines that push the packed B out of
-/// L2 cost more than they save: touched ahead, 256 x 4096 x 1024 (a 1 MB B block) ran at
-/// 0.71-0.87x OpenBLAS's speed in two runs, 0.94-0.99x without.
+/// smallest L2 of the three machine kinds this project runs on (Zen 3's; what this VM
+/// reports too). Lines that push the packed B out of L2 cost more than they save: touched
+/// ahead, 256 x 4096 x 1024 (a 1 MB B block) ran at 0.71-0.87x OpenBLAS's speed in two
+/// runs, 0.94-0.99x without.
 inline constexpr std::int64_t gemm_prefetch_l2_bytes = std::int64_t{512} << 10;
 
 /// Aims the cursors, during the last row block of (jc, pc) in `part`, at what the packs
@@ -177,6 +183,7 @@ template <class K, class T>
 void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<T>& a, const matrix_view<T>& bt,
                        std::int64_t jc, std::int64_t pc, std::int64_t ic, std::int64_t panel_bytes,
                        prefetch_cursor& next_a, prefetch_cursor& next_b) {
+    next_a = next_b = prefetch_cursor{};
     if (ic + K::mc < part.r1) return;
     pc += K::kc;
     if (pc >= k) pc = 0, jc += K::nc;
@@ -206,7 +213,8 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
             for (std::int64_t ic = part.r0; ic < part.r1; ic += K::mc) {
                 const std::int64_t mc = std::min(K::mc, part.r1 - ic);
                 pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
-                // The lines the next packs read, spread over this row block's tiles.
+                // The lines the next packs read, spread over this row block's tiles (a tile
+                // touches at most one every fourth k step).
                 prefetch_cursor next_a, next_b;
                 const auto panel_bytes = static_cast<std::int64_t>(sizeof(T)) * kc * (mc + nc);
                 aim_at_next_packs<K>(part, k, a, bt, jc, pc, ic, panel_bytes, next_a, next_b);

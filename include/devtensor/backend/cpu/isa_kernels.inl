@@ -17,7 +17,7 @@
 template <int MR, std::int64_t LDA, bool Ahead, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
                                               bool resume, const T* bias, prefetch_cursor* next) {
-    prefetch_cursor ahead;  // in registers through the loop
+    prefetch_cursor ahead;  // a local copy, which the loop keeps in registers
     if constexpr (Ahead) ahead = *next;
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;

@@ -301,7 +301,8 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, w
 }
 
 #if DEVTENSOR_HAS_X86_KERNELS
-TEST_CASE_TEMPLATE("a micro-kernel that touches ahead gives the same bits and moves its cursor", T, float, double) {
+TEST_CASE_TEMPLATE("a micro-kernel that touches ahead (the next pack, the next C) gives the same bits and moves its cursor", T,
+                   float, double) {
     const auto check = [](auto kernel) {
         using K = decltype(kernel);
         const std::int64_t kc = 10;  // steps 0, 4 and 8 touch a line each
@@ -309,7 +310,7 @@ TEST_CASE_TEMPLATE("a micro-kernel that touches ahead gives the same bits and mo
         for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(0.25) * static_cast<T>(i % 7) - T(0.5);
         for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(0.125) * static_cast<T>(i % 5) + T(0.1);
         std::vector<T> plain(static_cast<std::size_t>(K::mr * K::nr), T(1)), ahead = plain;
-        K::tile(kc, a.data(), b.data(), plain.data(), K::nr, true, nullptr, nullptr);
+        K::tile(kc, a.data(), b.data(), plain.data(), K::nr, true, nullptr, nullptr, nullptr);
         alignas(64) static char memory[4096];
         for (const std::int64_t budget : {2, 100}) {
             CAPTURE(budget);
@@ -317,7 +318,8 @@ TEST_CASE_TEMPLATE("a micro-kernel that touches ahead gives the same bits and mo
             cpu::prefetch_cursor cursor;
             cursor.walk(memory, 1, sizeof memory, 0);
             cursor.allow(budget);
-            K::tile(kc, a.data(), b.data(), ahead.data(), K::nr, true, nullptr, &cursor);
+            const std::vector<T> next_c(plain.size());  // the next tile's C, touched ahead
+            K::tile(kc, a.data(), b.data(), ahead.data(), K::nr, true, nullptr, &cursor, next_c.data());
             CHECK(std::memcmp(plain.data(), ahead.data(), plain.size() * sizeof(T)) == 0);
             const std::int64_t touched = std::min<std::int64_t>(budget, 3);
             CHECK(cursor.line == address(memory + 64 * touched));  // written back to the caller's cursor

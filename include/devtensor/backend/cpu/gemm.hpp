@@ -232,12 +232,19 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                         T* tile_c = c + (ic + ir) * ldc + jc + jr;
                         const T* tile_a = packed_a + ir * K::kc;
                         const T* tile_b = packed_b + jr * kc;
+                        // The next tile's C (down the rows, then the next column), when that
+                        // tile is whole and starts from C's partial sums: from memory for a
+                        // large C (4096³, 1 thread: 1.70 -> 1.62 s, best of 3 alternating).
+                        const T* next_c = nullptr;
+                        if (resume && ir + 2 * mr <= mc && w == nr) next_c = tile_c + mr * ldc;
+                        else if (resume && ir + mr >= mc && jr + 2 * nr <= nc && mc >= mr)
+                            next_c = c + ic * ldc + jc + jr + nr;
                         if (h == mr && w == nr) {
-                            K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias, next);
+                            K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias, next, next_c);
                         } else {  // an edge tile: computed aside, then its inside stored
                             T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
                             if (resume) load_tile(edge, tile_c, ldc, h, w);
-                            K::tile(kc, tile_a, tile_b, &edge[0][0], nr, resume, nullptr, next);
+                            K::tile(kc, tile_a, tile_b, &edge[0][0], nr, resume, nullptr, next, nullptr);
                             store_tile(edge, tile_c, ldc, h, w, tile_bias);
                         }
                     }

@@ -51,9 +51,9 @@ struct portable_kernel {
     static constexpr bool vector_isa = false;  // packing in plain C++ too
 
     /// C's tile = the chains over kc more steps, from C (`resume`) or from zero, + bias if
-    /// given (the portable kernel touches nothing ahead).
+    /// given (the portable kernel touches nothing ahead: neither `next` nor `next_c`).
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume,
-                     const T* bias, prefetch_cursor*) {
+                     const T* bias, prefetch_cursor* /*next*/, const T* /*next_c*/) {
         T acc[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)] = {};
         if (resume) load_tile(acc, c, ldc, mr, nr);
         detail::gemm_micro_kernel<mr, nr>(kc_, a, std::int64_t{1}, kc, b, std::int64_t{nr}, std::int64_t{1}, acc);
@@ -70,9 +70,9 @@ struct avx2_kernel {
     static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
     static constexpr bool vector_isa = true;  // packing through AVX2 registers
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool resume, const T* bias, prefetch_cursor* next) {
-        if (next) avx2::gemm_micro_kernel<mr, kc, true>(kc_, a, b, c, ldc, resume, bias, next);
-        else avx2::gemm_micro_kernel<mr, kc, false>(kc_, a, b, c, ldc, resume, bias, next);
+                     bool resume, const T* bias, prefetch_cursor* next, const T* next_c) {
+        if (next) avx2::gemm_micro_kernel<mr, kc, true>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+        else avx2::gemm_micro_kernel<mr, kc, false>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
 };
 
@@ -83,9 +83,9 @@ struct avx512_kernel {
     static constexpr std::int64_t kc = 384, mc = 20 * mr, nc = 128 * nr;  // tuned on Sapphire Rapids
     static constexpr bool vector_isa = true;
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool resume, const T* bias, prefetch_cursor* next) {
-        if (next) avx512::gemm_micro_kernel<mr, kc, true>(kc_, a, b, c, ldc, resume, bias, next);
-        else avx512::gemm_micro_kernel<mr, kc, false>(kc_, a, b, c, ldc, resume, bias, next);
+                     bool resume, const T* bias, prefetch_cursor* next, const T* next_c) {
+        if (next) avx512::gemm_micro_kernel<mr, kc, true>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+        else avx512::gemm_micro_kernel<mr, kc, false>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
 };
 

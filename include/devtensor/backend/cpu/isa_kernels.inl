@@ -14,14 +14,24 @@
 /// A's panel is MR rows LDA apart (a compile-time constant: the broadcasts take
 /// it as their displacement, so no register holds a row's address). `Ahead`: every
 /// fourth k step touches a line of the next pack's source (`next`, within its budget).
+/// `next_c` (may be null): the next micro-tile's C, touched first so that its partial
+/// sums are in cache when that tile starts from them.
 template <int MR, std::int64_t LDA, bool Ahead, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
-                                              bool resume, const T* bias, prefetch_cursor* next) {
+                                              bool resume, const T* bias, prefetch_cursor* next,
+                                              const T* next_c) {
     prefetch_cursor ahead;  // a local copy, which the loop keeps in registers
     if constexpr (Ahead) ahead = *next;
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
     typename V::type acc[static_cast<std::size_t>(MR)][2];
+    if (next_c) {
+        DEVTENSOR_UNROLL(16)
+        for (int i = 0; i < MR; ++i) {  // a row's first and last element: two lines where it straddles
+            __builtin_prefetch(next_c + i * ldc, 0, 3);
+            __builtin_prefetch(next_c + i * ldc + nr - 1, 0, 3);
+        }
+    }
     if (resume) {
         DEVTENSOR_UNROLL(16)
         for (int i = 0; i < MR; ++i) {

@@ -63,11 +63,13 @@ void check_gemm(const problem& p, Gemm&& gemm) {
         }
 }
 
-/// Edge tiles in both directions, k spanning several kc blocks, n spanning two nc blocks;
+/// Edge tiles in both directions, k spanning several kc blocks (three of AVX-512's 768),
+/// n spanning two nc blocks, m two of AVX-512's mc (140);
 /// A transposed (packed through 8 x 8 transposes and their ragged edges) with either B.
 const std::vector<problem> problems = {
     {1, 1, 1, false},     {5, 17, 3, true},      {14, 32, 384, false},       {15, 33, 385, true},
     {29, 47, 800, false}, {97, 129, 257, true},  {3, 4100, 20, false},       {40, 4100, 9, true},
+    {15, 33, 1537, true}, {150, 70, 770, false},
     {5, 17, 3, false, true}, {15, 33, 385, true, true}, {97, 129, 257, false, true}, {29, 47, 800, true, true}};
 
 template <class K, class T>

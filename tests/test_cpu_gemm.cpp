@@ -288,7 +288,7 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, w
                 CHECK(walked(next_b) == lines_of(bt, next_jc, std::min(K::nc, part.c1 - next_jc), next_pc, kc));
                 CHECK(walked(next_a) == lines_of(av, part.r0, K::mc, next_pc, kc));
                 // The same lines beside panels that fill L2 already: nothing.
-                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, cpu::gemm_prefetch_l2_bytes,
+                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, cpu::gemm_prefetch_l2_bytes(),
                                           next_a, next_b);
                 CHECK(next_a.runs + next_b.runs == 0);
             }
@@ -307,7 +307,7 @@ TEST_CASE_TEMPLATE("a micro-kernel that touches ahead (the next pack, the next C
                    float, double) {
     const auto check = [](auto kernel) {
         using K = decltype(kernel);
-        const std::int64_t kc = 10;  // steps 0, 4 and 8 touch a line each
+        const std::int64_t kc = 10;  // steps 0, 4 and 8 touch a line each (AVX2), or every step
         std::vector<T> a(static_cast<std::size_t>(K::mr * K::kc)), b(static_cast<std::size_t>(K::nr * kc));
         for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(0.25) * static_cast<T>(i % 7) - T(0.5);
         for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(0.125) * static_cast<T>(i % 5) + T(0.1);
@@ -323,7 +323,7 @@ TEST_CASE_TEMPLATE("a micro-kernel that touches ahead (the next pack, the next C
             const std::vector<T> next_c(plain.size());  // the next tile's C, touched ahead
             K::tile(kc, a.data(), b.data(), ahead.data(), K::nr, true, nullptr, &cursor, next_c.data());
             CHECK(std::memcmp(plain.data(), ahead.data(), plain.size() * sizeof(T)) == 0);
-            const std::int64_t touched = std::min<std::int64_t>(budget, 3);
+            const std::int64_t touched = std::min<std::int64_t>(budget, (kc + K::ahead_every - 1) / K::ahead_every);
             CHECK(cursor.line == address(memory + 64 * touched));  // written back to the caller's cursor
             CHECK(cursor.budget == budget - touched);
         }

@@ -16,6 +16,10 @@
 #include <devtensor/backend/cpu/transpose.hpp>  // transpose_detail's kernels, for packing
 #include <devtensor/threads.hpp>
 
+#if defined(__unix__)
+#  include <unistd.h>  // sysconf
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -167,18 +171,29 @@ void aim(prefetch_cursor& next, const matrix_view<T>& m, std::int64_t r0, std::i
     next.walk(&m(r0, c0), runs, run * size, stride * size);
 }
 
-/// Bytes of L2 that the lines touched ahead share with the panels in use: 512 KiB, the
-/// smallest L2 of the three machine kinds this project runs on (Zen 3's; what this VM
-/// reports too). Lines that push the packed B out of L2 cost more than they save: touched
-/// ahead, 256 x 4096 x 1024 (a 1 MB B block) ran at 0.71-0.87x OpenBLAS's speed in two
-/// runs, 0.94-0.99x without.
-inline constexpr std::int64_t gemm_prefetch_l2_bytes = std::int64_t{512} << 10;
+/// Bytes of L2 that the lines touched ahead share with the panels in use: a core's L2 as
+/// the CPU reports it (sysconf), kept within 512 KiB and 2 MiB (Zen 3's and Sapphire
+/// Rapids'), 512 KiB where it reports none. Lines that push the packed B out of L2 cost
+/// more than they save: touched ahead on a 512 KiB L2, 256 x 4096 x 1024 (a 1 MB B block)
+/// ran at 0.71-0.87x OpenBLAS's speed in two runs, 0.94-0.99x without; on Zen 4's 1 MiB,
+/// 64 x 65536 x 64's AVX-512 panels (384 KiB) and next packs fit, 71 -> 83-86 GFLOP/s.
+inline std::int64_t gemm_prefetch_l2_bytes() noexcept {
+    static const std::int64_t bytes = [] {
+        constexpr std::int64_t smallest = std::int64_t{512} << 10, largest = std::int64_t{2} << 20;
+        std::int64_t reported = 0;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+        reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+        return reported > 0 ? std::clamp(reported, smallest, largest) : smallest;
+    }();
+    return bytes;
+}
 
 /// Aims the cursors, during the last row block of (jc, pc) in `part`, at what the packs
 /// that follow read: the next kc (or column) block's B and its first A (within a kc block
 /// the next row block's A is left to the hardware: touched ahead as well, a batch of
 /// 256 x 256 x 256 products ran 7-10% slower). At nothing unless those lines and the
-/// panels in use (`panel_bytes`) fit gemm_prefetch_l2_bytes.
+/// panels in use (`panel_bytes`) fit gemm_prefetch_l2_bytes().
 template <class K, class T>
 void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<T>& a, const matrix_view<T>& bt,
                        std::int64_t jc, std::int64_t pc, std::int64_t ic, std::int64_t panel_bytes,
@@ -191,7 +206,7 @@ void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<
     const std::int64_t kc = std::min(K::kc, k - pc);
     aim(next_b, bt, jc, std::min(K::nc, part.c1 - jc), pc, kc);
     aim(next_a, a, part.r0, std::min(K::mc, part.r1 - part.r0), pc, kc);
-    if ((next_a.lines + next_b.lines) * prefetch_cursor::line_bytes + panel_bytes > gemm_prefetch_l2_bytes)
+    if ((next_a.lines + next_b.lines) * prefetch_cursor::line_bytes + panel_bytes > gemm_prefetch_l2_bytes())
         next_a = next_b = prefetch_cursor{};
 }
 
@@ -214,7 +229,7 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                 const std::int64_t mc = std::min(K::mc, part.r1 - ic);
                 pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
                 // The lines the next packs read, spread over this row block's tiles (a tile
-                // touches at most one every fourth k step).
+                // touches at most one every K::ahead_every k steps).
                 prefetch_cursor next_a, next_b;
                 const auto panel_bytes = static_cast<std::int64_t>(sizeof(T)) * kc * (mc + nc);
                 aim_at_next_packs<K>(part, k, a, bt, jc, pc, ic, panel_bytes, next_a, next_b);

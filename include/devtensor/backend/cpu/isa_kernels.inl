@@ -12,16 +12,17 @@
 /// from zero, or continued from C's partial sums (`resume`, a later kc block);
 /// then C = the chain, plus bias[j] when `bias` is given (the last kc block).
 /// A's panel is MR rows LDA apart (a compile-time constant: the broadcasts take
-/// it as their displacement, so no register holds a row's address). `Ahead`: every
-/// fourth k step touches a line of the next pack's source (`next`, within its budget).
+/// it as their displacement, so no register holds a row's address). `AheadEvery` (0:
+/// never): every that many k steps, a line of the next pack's source is touched (`next`,
+/// within its budget).
 /// `next_c` (may be null): the next micro-tile's C, touched first so that its partial
 /// sums are in cache when that tile starts from them.
-template <int MR, std::int64_t LDA, bool Ahead, class T>
+template <int MR, std::int64_t LDA, int AheadEvery, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
                                               bool resume, const T* bias, prefetch_cursor* next,
                                               const T* next_c) {
     prefetch_cursor ahead;  // a local copy, which the loop keeps in registers
-    if constexpr (Ahead) ahead = *next;
+    if constexpr (AheadEvery > 0) ahead = *next;
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
     typename V::type acc[static_cast<std::size_t>(MR)][2];
@@ -53,10 +54,10 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
         }
         a += 1;
         b += nr;
-        if constexpr (Ahead)
-            if ((k & 3) == 0) ahead.step();
+        if constexpr (AheadEvery > 0)
+            if (k % AheadEvery == 0) ahead.step();
     }
-    if constexpr (Ahead) *next = ahead;
+    if constexpr (AheadEvery > 0) *next = ahead;
     if (bias) {
         const auto bias0 = V::load(bias), bias1 = V::load(bias + lanes);
         DEVTENSOR_UNROLL(16)

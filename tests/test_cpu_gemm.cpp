@@ -64,7 +64,7 @@ void check_gemm(const problem& p, Gemm&& gemm) {
 }
 
 /// Edge tiles in both directions, k spanning several kc blocks (three of AVX-512's 768),
-/// n spanning two nc blocks, m two of AVX-512's mc (140);
+/// n spanning two nc blocks, m two of AVX-512's mc (140; at 1 thread);
 /// A transposed (packed through 8 x 8 transposes and their ragged edges) with either B.
 const std::vector<problem> problems = {
     {1, 1, 1, false},     {5, 17, 3, true},      {14, 32, 384, false},       {15, 33, 385, true},
@@ -252,6 +252,9 @@ std::set<std::uintptr_t> walked(const cpu::prefetch_cursor& cursor) {
 }  // namespace
 
 TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, while they fit in L2") {
+    // The L2 it counts on: what the CPU reports, within Zen 3's 512 KiB and 2 MiB.
+    CHECK(cpu::gemm_prefetch_l2_bytes() >= std::int64_t{512} << 10);
+    CHECK(cpu::gemm_prefetch_l2_bytes() <= std::int64_t{2} << 20);
     using K = small_blocks;
     const std::int64_t m = 100, n = 150, k = 70;  // 3 kc blocks (32, 32, 6), 3 column blocks (64, 64, 22)
     std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
@@ -344,8 +347,9 @@ std::vector<T> gemm_with_threads(const problem& p, int threads, Gemm&& gemm) {
 }
 
 /// The same bits with 1, 2 and 7 threads, on shapes that split along rows (700 x 300)
-/// and along columns (30 x 3000), k over several kc blocks; K's tiles decide the parts.
-/// 100 x 40 x 3000: small panels, so each part touches its next kc block ahead.
+/// and along columns (30 x 3000), k over several of AVX2's kc blocks (one of AVX-512's);
+/// K's tiles decide the parts. 100 x 40 x 3000: small panels, so each part touches its
+/// next kc block ahead, and k over four of AVX-512's kc blocks.
 template <class K, class T, class Gemm>
 void check_bit_identical(const char* name, Gemm gemm) {
     CAPTURE(name);

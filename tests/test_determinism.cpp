@@ -67,10 +67,10 @@ struct mnk {
     std::int64_t m, n, k;
 };
 
-// GEMM shapes (k across the AVX2 and AVX-512 cache blocks of 256 and 384, enough work
+// GEMM shapes (k across the AVX2 and AVX-512 cache blocks of 256 and 768, enough work
 // to split over 7 threads), odd shapes, and GEMV shapes (m <= 16) up to k = 5000.
 const std::vector<mnk> shapes = {
-    {64, 96, 300}, {7, 1000, 513}, {200, 300, 700}, {40, 50, 1000}, {17, 33, 385},
+    {64, 96, 300}, {7, 1000, 513}, {200, 300, 700}, {40, 50, 1600}, {17, 33, 385},
     {1, 1, 1},     {1, 2, 3},      {2, 3, 1},       {3, 3, 3},      {3, 1, 2},     {5, 4, 0},
     {1, 300, 5000}, {4, 129, 4097}, {16, 70, 1000}, {1, 33, 17},    {4, 7, 15},    {16, 20, 16}};
 

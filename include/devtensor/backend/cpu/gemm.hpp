@@ -177,6 +177,8 @@ void aim(prefetch_cursor& next, const matrix_view<T>& m, std::int64_t r0, std::i
 /// more than they save: touched ahead on a 512 KiB L2, 256 x 4096 x 1024 (a 1 MB B block)
 /// ran at 0.71-0.87x OpenBLAS's speed in two runs, 0.94-0.99x without; on Zen 4's 1 MiB,
 /// 64 x 65536 x 64's AVX-512 panels (384 KiB) and next packs fit, 71 -> 83-86 GFLOP/s.
+/// Where SMT siblings or a cluster of E-cores share that L2, a thread gets less of it:
+/// not accounted for (not measured).
 inline std::int64_t gemm_prefetch_l2_bytes() noexcept {
     static const std::int64_t bytes = [] {
         constexpr std::int64_t smallest = std::int64_t{512} << 10, largest = std::int64_t{2} << 20;
@@ -211,7 +213,7 @@ void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<
 }
 
 /// One part of gemm_blocked, on the calling thread: its column blocks, kc blocks, row
-/// blocks, micro-panels and micro-tiles, its panels in this thread's working memory.
+/// blocks, row bands and the micro-tiles along them, its panels in this thread's working memory.
 template <class K, class T>
 void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<T>& a, const matrix_view<T>& bt,
                        T* c, std::int64_t ldc, const T* bias) {
@@ -238,7 +240,7 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                 // Along C's rows: each tile's C follows the last one's in memory (down C's
                 // columns, every tile began on lines mr rows apart: a C of 64 MB written from
                 // zero, 4096 x 64 x 4096 float, ran 1.25x slower), A's micro-panel stays in
-                // L1 and B's micro-panels stream from the packed block.
+                // cache (L1 for AVX2's 6 x 256) and B's micro-panels stream from the packed block.
                 for (std::int64_t ir = 0; ir < mc; ir += mr) {
                     const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
                     for (std::int64_t jr = 0; jr < nc; jr += nr) {

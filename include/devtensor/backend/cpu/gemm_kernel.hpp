@@ -84,7 +84,7 @@ struct avx512_kernel {
     static constexpr int mr = 14, nr = 2 * simd::vec<T, simd::isa::avx512>::lanes;
     // Zen 4 (AVX-512 on 256-bit units, 1 MiB L2), 1 thread, best of 2: kc 768 and mc 140
     // against 384 and 280, 2048³ 100 -> 105 GF/s, 4096³ 102 -> 106, 1024³ 101 -> 103
-    // (the four-times-longer chains pass through C half as often); Sapphire Rapids unmeasured.
+    // (chains twice as long a block pass through C half as often); Sapphire Rapids unmeasured.
     static constexpr std::int64_t kc = 768, mc = 10 * mr, nc = 128 * nr;
     static constexpr bool vector_isa = true;
     /// A line touched ahead every k step (28 fmas: as often in FMA cycles as AVX2's on Zen 4):

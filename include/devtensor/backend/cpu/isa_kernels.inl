@@ -21,6 +21,7 @@ template <int MR, std::int64_t LDA, int AheadEvery, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
                                               bool resume, const T* bias, prefetch_cursor* next,
                                               const T* next_c) {
+    static_assert(AheadEvery >= 0);
     prefetch_cursor ahead;  // a local copy, which the loop keeps in registers
     if constexpr (AheadEvery > 0) ahead = *next;
     using V = simd::vec<T, DEVTENSOR_ISA>;

@@ -317,6 +317,75 @@ TEST_CASE_TEMPLATE("softmax and log_softmax: rows sum to one, stable for large i
     CHECK_ERROR(dt::error, (void)dt::softmax(undefined, 0), "devtensor::softmax", "undefined");
 }
 
+// Contiguous CPU rows take softmax's steps a row at a time (ops/softmax_rows.hpp):
+// the same bits as the ops it is made of, which the CUDA backend runs, written out
+// here; forward and backward, short and long rows, many rows (groups, threads),
+// infinities and NaN, on every ISA path at 1 and 7 threads.
+TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits of the ops they are made of", T, float,
+                   double) {
+    namespace simd = dt::backend_cpu::simd;
+    const int threads_before = dt::get_num_threads();
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    for (const dt::shape& s : {dt::shape{64, 10}, dt::shape{3, 1}, dt::shape{5, 17}, dt::shape{7, 4096},
+                               dt::shape{1000, 33}, dt::shape{4, 5, 6}, dt::shape{9}}) {
+        CAPTURE(s.to_string());
+        auto x = dt::randn<T>(s, dt::cpu_device{}, seeded(41)) * T(4);
+        std::vector<T> values = x.to_vector();
+        const std::int64_t n = s[s.rank() - 1];
+        if (s.numel() >= 5 * n) {  // rows of -inf, +inf, a NaN, huge values, -0
+            for (std::int64_t q = 0; q < n; ++q) {
+                values[static_cast<std::size_t>(q)] = -inf;
+                values[static_cast<std::size_t>(2 * n + q)] = T(-0.0);
+                values[static_cast<std::size_t>(3 * n + q)] = T(1e30) * T(q % 3);
+            }
+            values[static_cast<std::size_t>(n)] = inf;
+            values[static_cast<std::size_t>(4 * n + n / 2)] = nan;
+        }
+        x = dt::from_values<T>(values, s);
+        const auto g = dt::randn<T>(s, dt::cpu_device{}, seeded(42));
+        const std::int64_t last = static_cast<std::int64_t>(s.rank()) - 1;
+        // the ops written out (ops/softmax.hpp)
+        const auto shifted = x - dt::amax(x, {last}, true);
+        const auto log_ref = shifted - dt::log(dt::sum(dt::exp(shifted), {last}, true));
+        const auto e = dt::exp(shifted);
+        const auto soft_ref = e / dt::sum(e, {last}, true);
+        const auto log_back_ref = g - dt::exp(log_ref) * dt::sum(g, {last}, true);
+        const auto soft_back_ref = soft_ref * (g - dt::sum(g * soft_ref, {last}, true));
+        for (const simd::isa isa : {simd::isa::portable, simd::isa::avx2, simd::isa::avx512}) {
+            simd::limit_isa(isa);
+            for (const int threads : {1, 7}) {
+                CAPTURE(static_cast<int>(simd::best_isa()));
+                CAPTURE(threads);
+                dt::set_num_threads(threads);
+                auto xg = x.clone();
+                xg.requires_grad_(true);
+                const auto l = dt::log_softmax(xg, -1);
+                CHECK(same_bits(l.to_vector(), log_ref.to_vector()));
+                l.backward(g);
+                CHECK(same_bits(xg.grad().to_vector(), log_back_ref.to_vector()));
+                auto xs = x.clone();
+                xs.requires_grad_(true);
+                const auto y = dt::softmax(xs, last);
+                CHECK(same_bits(y.to_vector(), soft_ref.to_vector()));
+                y.backward(g);
+                CHECK(same_bits(xs.grad().to_vector(), soft_back_ref.to_vector()));
+            }
+        }
+    }
+    simd::limit_isa(simd::isa::avx512);
+    dt::set_num_threads(threads_before);
+    // rows the ops take: longer than a reduction chunk, strided, not along the last dimension
+    const auto wide = dt::randn<T>({3, 4097}, dt::cpu_device{}, seeded(43));
+    const auto wide_shifted = wide - dt::amax(wide, {1}, true);
+    CHECK(same_bits(dt::log_softmax(wide, 1).to_vector(),
+                    (wide_shifted - dt::log(dt::sum(dt::exp(wide_shifted), {1}, true))).to_vector()));
+    const auto x = dt::randn<T>({6, 40}, dt::cpu_device{}, seeded(44));
+    const auto column_major = x.t().contiguous().t();
+    CHECK(same_bits(dt::softmax(column_major, 1).to_vector(), dt::softmax(x, 1).to_vector()));
+    CHECK(same_bits(dt::softmax(x.t(), 0).to_vector(), dt::softmax(x, 1).t().contiguous().to_vector()));
+    CHECK_ERROR(dt::error, (void)dt::log_softmax(x, 2), "devtensor::", "dimension");
+}
+
 #if DEVTENSOR_HAS_CUDA
 DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu amax, argmax, any, softmax match the cpu bit for bit", T, float, double) {
     dt::generator gen(12);
@@ -330,6 +399,10 @@ DEVTENSOR_GPU_TEST_CASE_TEMPLATE("gpu amax, argmax, any, softmax match the cpu b
         CHECK(dt::argmin(g, d).to_vector() == dt::argmin(x, d).to_vector());
         CHECK(same_bits(dt::softmax(g, d).to_vector(), dt::softmax(x, d).to_vector()));
         CHECK(same_bits(dt::log_softmax(g, d).to_vector(), dt::log_softmax(x, d).to_vector()));
+        // rows of a classifier's width, which the CPU takes a row at a time
+        const auto rows = x.narrow(1, 0, 10).contiguous();
+        CHECK(same_bits(dt::log_softmax(rows.cuda(), 1).to_vector(), dt::log_softmax(rows, 1).to_vector()));
+        CHECK(same_bits(dt::softmax(rows.cuda(), 1).to_vector(), dt::softmax(rows, 1).to_vector()));
         CHECK(dt::any(g > T(3), {d}).to_vector() == dt::any(x > T(3), {d}).to_vector());
     }
     CHECK(dt::argmax(g).item() == dt::argmax(x).item());

@@ -1,10 +1,12 @@
 // softmax and log_softmax along one dimension, from the ops they are made of
 // (amax, sub, exp, sum, div, log): the same bits on every device by construction.
+// Contiguous CPU rows take those steps a row at a time (ops/softmax_rows.hpp).
 #pragma once
 
 #include <devtensor/ops/arithmetic.hpp>
 #include <devtensor/ops/extremes.hpp>
 #include <devtensor/ops/factories.hpp>
+#include <devtensor/ops/softmax_rows.hpp>
 #include <devtensor/ops/sum.hpp>
 #include <devtensor/ops/unary_math.hpp>
 
@@ -28,7 +30,10 @@ struct softmax_node final : node<T> {
     std::int64_t dim = 0;
     void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         const grad_t<T>& yv = y.get(this->op);
-        if constexpr (Log) grads[0] = g - exp(yv) * sum(g, {dim}, true);
+        if (const auto n = cpu_row_length(yv, dim); n && g.is_contiguous() && g.shape() == yv.shape()) {
+            grads[0] = grad_t<T>(g.shape(), g.device(), {"backward", call_site{}});
+            softmax_rows_backward<Log>(g.numel() / *n, *n, g.data(), yv.data(), grads[0].data());
+        } else if constexpr (Log) grads[0] = g - exp(yv) * sum(g, {dim}, true);
         else grads[0] = yv * (g - sum(g * yv, {dim}, true));
     }
     void release() override { y.release(); }
@@ -39,7 +44,10 @@ template <bool Log, class T, class D, class F>
 tensor<T, D> softmax_recorded(const char* op, const tensor<T, D>& x, std::int64_t dim, F f) {
     const bool records = recording(x);
     tensor<T, D> y;
-    {
+    if (const auto n = cpu_row_length(x, dim)) {
+        y = tensor<T, D>(x.shape(), x.device(), {op, call_site{}});
+        softmax_rows<Log>(x.numel() / *n, *n, x.data(), y.data());
+    } else {
         const no_grad quiet;  // f works in place on its own temporaries
         y = f();
     }

@@ -267,37 +267,76 @@ DEVTENSOR_ISA_FUNCTION void row_chains_upto(int rows, std::int64_t steps, std::i
     row_chains<MB, NV, LB>(steps, left, l0, a, lda, b, chains, m_all, resume);
 }
 
+/// R rows' L chains of the register of columns at b (B row-major), into chains[r][l]:
+/// G = 16 / R chains of the R rows at a time in registers, each vector of B read once
+/// for the R rows (one load per FMA was the limit with a row at a time).
+template <std::size_t R, class T, std::size_t L = static_cast<std::size_t>(detail::gemv_chains<T>)>
+DEVTENSOR_ISA_FUNCTION void row_group_chains(std::int64_t k, const T* a, std::int64_t lda, const T* b,
+                                             std::int64_t ldb, typename simd::vec<T, DEVTENSOR_ISA>::type (&chains)[R][L]) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    constexpr std::size_t G = std::min(L, 16 / R);
+    static_assert(L % G == 0, "row_group_chains: whole groups of chains");
+    const auto at = [](std::size_t i) { return static_cast<std::int64_t>(i); };
+    const std::int64_t whole = k / at(L) * at(L);
+    for (std::size_t l0 = 0; l0 < L; l0 += G) {
+        typename V::type acc[R][G];
+        DEVTENSOR_UNROLL(16)
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t g = 0; g < G; ++g) acc[r][g] = V::zero();
+        for (std::int64_t p0 = 0; p0 < whole; p0 += at(L))
+            DEVTENSOR_UNROLL(16)
+            for (std::size_t g = 0; g < G; ++g) {
+                const std::int64_t p = p0 + at(l0 + g);
+                const auto bv = V::load(b + p * ldb);
+                for (std::size_t r = 0; r < R; ++r) acc[r][g] = V::fma(V::broadcast(a + at(r) * lda + p), bv, acc[r][g]);
+            }
+        if (whole < k)  // the last step, zero-padded: fma(0, 0, c) past k
+            for (std::size_t g = 0; g < G; ++g) {
+                const std::int64_t p = whole + at(l0 + g);
+                for (std::size_t r = 0; r < R; ++r)
+                    acc[r][g] = p < k ? V::fma(V::broadcast(a + at(r) * lda + p), V::load(b + p * ldb), acc[r][g])
+                                      : V::fma(V::zero(), V::zero(), acc[r][g]);
+            }
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t g = 0; g < G; ++g) chains[r][l0 + g] = acc[r][g];
+    }
+}
+
+/// Rows [i, i + R) of one register of columns (at column j): their chains, folded
+/// pairwise (detail::fold_chains, a lane per column), plus the bias.
+template <std::size_t R, class T>
+DEVTENSOR_ISA_FUNCTION void gemv_row_group(std::int64_t i, std::int64_t j, std::int64_t k, const T* a, std::int64_t lda,
+                                           const T* b, std::int64_t ldb, T* c, std::int64_t ldc, const T* bias) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    constexpr auto L = static_cast<std::size_t>(detail::gemv_chains<T>);
+    typename V::type chains[R][L];
+    row_group_chains<R>(k, a + i * lda, lda, b + j, ldb, chains);
+    for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t w = L / 2; w > 0; w /= 2)
+            DEVTENSOR_UNROLL(8)
+            for (std::size_t l = 0; l < w; ++l) chains[r][l] = V::add(chains[r][l], chains[r][l + w]);
+        V::store(c + (i + static_cast<std::int64_t>(r)) * ldc + j, bias ? V::add(chains[r][0], V::load(bias + j)) : chains[r][0]);
+    }
+}
+
 /// Columns [j0, j1) (whole registers) of C = A·B + bias in the GEMV order, B row-major,
-/// for a short k (a layer's weight gradient on a small batch): one row's L chains of one
-/// register of columns all in registers, B read where it lies, from cache. (AVX-512's 32
-/// registers hold them; AVX2's 16 would not.)
+/// for a short k (a layer's weight gradient on a small batch): four rows' chains of one
+/// register of columns at a time, a quarter of them in registers at once, B read where
+/// it lies, from cache. (AVX-512's 32 registers hold them; AVX2's 16 would not.)
 template <class T>
 DEVTENSOR_ISA_FUNCTION void gemv_rows_in_registers(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k,
                                                    const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
                                                    std::int64_t ldc, const T* bias) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
-    constexpr int L = detail::gemv_chains<T>;
-    const std::int64_t whole = k / L * L;
-    for (std::int64_t j = j0; j < j1; j += V::lanes)
-        for (std::int64_t i = 0; i < m; ++i) {
-            const T* ai = a + i * lda;
-            typename V::type acc[static_cast<std::size_t>(L)];
-            DEVTENSOR_UNROLL(16)
-            for (int l = 0; l < L; ++l) acc[l] = V::zero();
-            for (std::int64_t p0 = 0; p0 < whole; p0 += L)
-                DEVTENSOR_UNROLL(16)
-                for (int l = 0; l < L; ++l)
-                    acc[l] = V::fma(V::broadcast(ai + p0 + l), V::load(b + (p0 + l) * ldb + j), acc[l]);
-            if (whole < k)  // the last step, zero-padded: fma(0, 0, c) past k
-                DEVTENSOR_UNROLL(16)
-                for (int l = 0; l < L; ++l)
-                    acc[l] = whole + l < k ? V::fma(V::broadcast(ai + whole + l), V::load(b + (whole + l) * ldb + j), acc[l])
-                                           : V::fma(V::zero(), V::zero(), acc[l]);
-            for (int w = L / 2; w > 0; w /= 2)  // detail::fold_chains, a lane per column
-                DEVTENSOR_UNROLL(8)
-                for (int l = 0; l < w; ++l) acc[l] = V::add(acc[l], acc[l + w]);
-            V::store(c + i * ldc + j, bias ? V::add(acc[0], V::load(bias + j)) : acc[0]);
+    for (std::int64_t j = j0; j < j1; j += V::lanes) {
+        std::int64_t i = 0;
+        for (; i + 4 <= m; i += 4) gemv_row_group<4>(i, j, k, a, lda, b, ldb, c, ldc, bias);
+        if (i + 2 <= m) {
+            gemv_row_group<2>(i, j, k, a, lda, b, ldb, c, ldc, bias);
+            i += 2;
         }
+        if (i < m) gemv_row_group<1>(i, j, k, a, lda, b, ldb, c, ldc, bias);
+    }
 }
 
 /// C[i][j] = sum over p < k of a[i*lda + p] * b[p*ldb + j] (+ bias[j]) for all m <= 16

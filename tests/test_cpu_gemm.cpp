@@ -435,7 +435,7 @@ TEST_CASE_TEMPLATE("a small batch's product with B row-major and a short k gives
     // in registers where k is short, the strips take the ragged columns and longer k; each
     // element must be detail::gemm_order_element's, at any thread count.
     const int saved = dt::get_num_threads();
-    for (const std::int64_t m : {1, 10, 16})
+    for (const std::int64_t m : {1, 7, 10, 16})  // (7: AVX-512's groups of four, two and one rows)
         for (const std::int64_t k : {1, 15, 16, 17, 64, 256, 257})
             for (const std::int64_t n : {16, 48, 130}) {
                 const problem p{m, n, k, false};

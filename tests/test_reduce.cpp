@@ -326,8 +326,9 @@ TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits o
     namespace simd = dt::backend_cpu::simd;
     const int threads_before = dt::get_num_threads();
     const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    // ({4001, 33}: blocks of rows for several threads, none a multiple of the 64-row groups)
     for (const dt::shape& s : {dt::shape{64, 10}, dt::shape{3, 1}, dt::shape{5, 17}, dt::shape{7, 4096},
-                               dt::shape{1000, 33}, dt::shape{4, 5, 6}, dt::shape{9}}) {
+                               dt::shape{4001, 33}, dt::shape{4, 5, 6}, dt::shape{9}}) {
         CAPTURE(s.to_string());
         auto x = dt::randn<T>(s, dt::cpu_device{}, seeded(41)) * T(4);
         std::vector<T> values = x.to_vector();
@@ -344,6 +345,8 @@ TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits o
         x = dt::from_values<T>(values, s);
         const auto g = dt::randn<T>(s, dt::cpu_device{}, seeded(42));
         const std::int64_t last = static_cast<std::int64_t>(s.rank()) - 1;
+        REQUIRE(dt::detail::cpu_row_length(x, last) == s[s.rank() - 1]);  // the rows' path, not the ops'
+        REQUIRE(dt::detail::cpu_row_length(dt::tensor<T, dt::device>(x), -1) == s[s.rank() - 1]);
         // the ops written out (ops/softmax.hpp)
         const auto shifted = x - dt::amax(x, {last}, true);
         const auto log_ref = shifted - dt::log(dt::sum(dt::exp(shifted), {last}, true));
@@ -357,18 +360,20 @@ TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits o
                 CAPTURE(static_cast<int>(simd::best_isa()));
                 CAPTURE(threads);
                 dt::set_num_threads(threads);
-                auto xg = x.clone();
-                xg.requires_grad_(true);
-                const auto l = dt::log_softmax(xg, -1);
-                CHECK(same_bits(l.to_vector(), log_ref.to_vector()));
-                l.backward(g);
-                CHECK(same_bits(xg.grad().to_vector(), log_back_ref.to_vector()));
-                auto xs = x.clone();
-                xs.requires_grad_(true);
-                const auto y = dt::softmax(xs, last);
-                CHECK(same_bits(y.to_vector(), soft_ref.to_vector()));
-                y.backward(g);
-                CHECK(same_bits(xs.grad().to_vector(), soft_back_ref.to_vector()));
+                for (const std::int64_t dim : {std::int64_t{-1}, last}) {  // (a tensor of the run-time device type too)
+                    dt::tensor<T, dt::device> xg(x.clone());
+                    xg.requires_grad_(true);
+                    const auto l = dt::log_softmax(xg, dim);
+                    CHECK(same_bits(l.to_vector(), log_ref.to_vector()));
+                    l.backward(g);
+                    CHECK(same_bits(xg.grad().to_vector(), log_back_ref.to_vector()));
+                    auto xs = x.clone();
+                    xs.requires_grad_(true);
+                    const auto y = dt::softmax(xs, dim);
+                    CHECK(same_bits(y.to_vector(), soft_ref.to_vector()));
+                    y.backward(g);
+                    CHECK(same_bits(xs.grad().to_vector(), soft_back_ref.to_vector()));
+                }
             }
         }
     }

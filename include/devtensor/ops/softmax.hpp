@@ -31,7 +31,7 @@ struct softmax_node final : node<T> {
     void backward(const grad_t<T>& g, std::span<grad_t<T>> grads) override {
         const grad_t<T>& yv = y.get(this->op);
         if (const auto n = cpu_row_length(yv, dim); n && g.is_contiguous() && g.shape() == yv.shape()) {
-            grads[0] = grad_t<T>(g.shape(), g.device(), {"backward", call_site{}});
+            grads[0] = grad_t<T>(g.shape(), g.device(), {this->op, call_site{}});
             softmax_rows_backward<Log>(g.numel() / *n, *n, g.data(), yv.data(), grads[0].data());
         } else if constexpr (Log) grads[0] = g - exp(yv) * sum(g, {dim}, true);
         else grads[0] = yv * (g - sum(g * yv, {dim}, true));

@@ -1,18 +1,18 @@
 // softmax and log_softmax over contiguous rows on the CPU, forward and backward,
 // each row in one pass of a thread instead of six ops over the whole tensor (a
 // classifier's [batch, classes] has rows of a few elements, where per-op and
-// per-row costs dominate). Every step is the functor of the op it stands for, in
-// that op's order (reductions in detail::reduce_chunk_order, whole rows of at most
-// one chunk), so the bits are those of the composed ops, which the CUDA backend
-// runs (DESIGN §15).
+// per-row costs dominate). Every step is the functor of the op it stands for (a
+// product through detail::mul, rounded as the multiplies op rounds it), in that op's order (reductions in
+// detail::reduce_chunk_order, whole rows of at most one chunk), so the bits are
+// those of the composed ops, which the CUDA backend runs (DESIGN §15).
 #pragma once
 
 #include <devtensor/backend/cpu/elementwise.hpp>  // map_row: exp's and log's lane forms
 #include <devtensor/backend/cpu/reduce.hpp>       // reduce_row_chunk
+#include <devtensor/detail/arith.hpp>  // mul
 #include <devtensor/detail/reduce.hpp>
 #include <devtensor/ops/arithmetic.hpp>  // minus
 #include <devtensor/ops/extremes.hpp>    // extreme_op
-#include <devtensor/ops/mul.hpp>         // multiplies
 #include <devtensor/ops/sum.hpp>         // sum_op
 #include <devtensor/ops/unary_math.hpp>  // exp_of, log_of
 
@@ -106,11 +106,13 @@ void softmax_rows_backward(std::int64_t rows, std::int64_t n, const T* g, const 
             T* o = out + r * n;
             if constexpr (Log) {
                 const T total = reduce_row(sum_op{}, n, gr);
-                for (std::int64_t q = 0; q < n; ++q) o[q] = minus{}(gr[q], multiplies{}(o[q], total));
+                // detail::mul: the product rounded before the difference, as two ops round it
+                // (a plain a * b here becomes an fma wherever the build enables FMA)
+                for (std::int64_t q = 0; q < n; ++q) o[q] = minus{}(gr[q], detail::mul(o[q], total));
             } else {
-                for (std::int64_t q = 0; q < n; ++q) o[q] = multiplies{}(gr[q], yr[q]);
+                for (std::int64_t q = 0; q < n; ++q) o[q] = detail::mul(gr[q], yr[q]);
                 const T total = reduce_row(sum_op{}, n, o);
-                for (std::int64_t q = 0; q < n; ++q) o[q] = multiplies{}(yr[q], minus{}(gr[q], total));
+                for (std::int64_t q = 0; q < n; ++q) o[q] = detail::mul(yr[q], minus{}(gr[q], total));
             }
         }
     });

@@ -280,24 +280,30 @@ DEVTENSOR_ISA_FUNCTION void row_group_chains(std::int64_t k, const T* a, std::in
     const std::int64_t whole = k / at(L) * at(L);
     for (std::size_t l0 = 0; l0 < L; l0 += G) {
         typename V::type acc[R][G];
-        DEVTENSOR_UNROLL(16)
+        DEVTENSOR_UNROLL(4)
         for (std::size_t r = 0; r < R; ++r)
+            DEVTENSOR_UNROLL(16)
             for (std::size_t g = 0; g < G; ++g) acc[r][g] = V::zero();
         for (std::int64_t p0 = 0; p0 < whole; p0 += at(L))
             DEVTENSOR_UNROLL(16)
             for (std::size_t g = 0; g < G; ++g) {
                 const std::int64_t p = p0 + at(l0 + g);
                 const auto bv = V::load(b + p * ldb);
+                DEVTENSOR_UNROLL(4)  // (-O2 unrolls neither loop by itself: acc would live on the stack)
                 for (std::size_t r = 0; r < R; ++r) acc[r][g] = V::fma(V::broadcast(a + at(r) * lda + p), bv, acc[r][g]);
             }
         if (whole < k)  // the last step, zero-padded: fma(0, 0, c) past k
+            DEVTENSOR_UNROLL(16)
             for (std::size_t g = 0; g < G; ++g) {
                 const std::int64_t p = whole + at(l0 + g);
+                DEVTENSOR_UNROLL(4)
                 for (std::size_t r = 0; r < R; ++r)
                     acc[r][g] = p < k ? V::fma(V::broadcast(a + at(r) * lda + p), V::load(b + p * ldb), acc[r][g])
                                       : V::fma(V::zero(), V::zero(), acc[r][g]);
             }
+        DEVTENSOR_UNROLL(4)
         for (std::size_t r = 0; r < R; ++r)
+            DEVTENSOR_UNROLL(16)
             for (std::size_t g = 0; g < G; ++g) chains[r][l0 + g] = acc[r][g];
     }
 }
@@ -311,7 +317,9 @@ DEVTENSOR_ISA_FUNCTION void gemv_row_group(std::int64_t i, std::int64_t j, std::
     constexpr auto L = static_cast<std::size_t>(detail::gemv_chains<T>);
     typename V::type chains[R][L];
     row_group_chains<R>(k, a + i * lda, lda, b + j, ldb, chains);
+    DEVTENSOR_UNROLL(4)
     for (std::size_t r = 0; r < R; ++r) {
+        DEVTENSOR_UNROLL(4)
         for (std::size_t w = L / 2; w > 0; w /= 2)
             DEVTENSOR_UNROLL(8)
             for (std::size_t l = 0; l < w; ++l) chains[r][l] = V::add(chains[r][l], chains[r][l + w]);
@@ -321,7 +329,7 @@ DEVTENSOR_ISA_FUNCTION void gemv_row_group(std::int64_t i, std::int64_t j, std::
 
 /// Columns [j0, j1) (whole registers) of C = A·B + bias in the GEMV order, B row-major,
 /// for a short k (a layer's weight gradient on a small batch): four rows' chains of one
-/// register of columns at a time, a quarter of them in registers at once, B read where
+/// register of columns at a time, 16 of their chains in registers at once, B read where
 /// it lies, from cache. (AVX-512's 32 registers hold them; AVX2's 16 would not.)
 template <class T>
 DEVTENSOR_ISA_FUNCTION void gemv_rows_in_registers(std::int64_t m, std::int64_t j0, std::int64_t j1, std::int64_t k,

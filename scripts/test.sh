@@ -17,6 +17,7 @@
 #  2. the CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer, at -O0;
 #  3. the threaded part of the CPU suite (the pool and the parallel engines) under
 #     ThreadSanitizer, multi-threaded on devtensor's own pool;
+#  3b. the CPU suite built with -march=native (FMA contraction allowed);
 #  4. valgrind memcheck on the tour and device_query;
 #  4b. the CUDA kernels without a GPU: ptxas registers/spills (bench/KERNELS.md)
 #     and sm_90 SASS in the CUDA test binary (cuobjdump, from PyPI where the
@@ -104,6 +105,21 @@ sanitized() {
   return $status
 }
 
+# The CPU suite as a user's -march=native build compiles it: FMA instructions allowed,
+# so any product left to the compiler may become an fma (GCC contracts at -O2 and up).
+# Every bit-identity test then checks that the library's own rounding (detail::mul,
+# detail::fma) holds, not the build's flags (a review found one contraction this way).
+native_build() {
+  local dir="$build-native"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_ENABLE_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=native \
+    -DDEVTENSOR_BUILD_EXAMPLES=OFF -DDEVTENSOR_BUILD_BENCHMARKS=OFF >/dev/null &&
+    cmake --build "$dir" -j "$jobs" --target devtensor_tests >"$dir/build.log" 2>&1 || { tail -50 "$dir/build.log"; return 1; }
+  "$dir/tests/devtensor_tests" >"$dir/run.log" 2>&1
+  local status=$?
+  grep -E "\[doctest\] (test cases|assertions)|ERROR" "$dir/run.log" | head -20
+  return $status
+}
+
 memcheck() {
   local example
   for example in tour device_query; do
@@ -137,6 +153,7 @@ step "main build (CTest)" main_build
 step "AddressSanitizer + UndefinedBehaviorSanitizer, -O0" sanitized asan Debug -DDEVTENSOR_SANITIZE=address,undefined
 step "ThreadSanitizer (devtensor's own threads)" sanitized tsan RelWithDebInfo -DDEVTENSOR_SANITIZE=thread \
   -DDEVTENSOR_TESTS_OPENMP=OFF
+step "CPU suite with -march=native (FMA contraction on)" native_build
 step "valgrind memcheck" memcheck
 step "CUDA kernels: ptxas spills, sm_90 SASS" kernels
 step "libFuzzer, 30 s per target" env FUZZ_SECONDS=30 bash scripts/fuzz.sh

@@ -2,9 +2,10 @@
 // each row in one pass of a thread instead of six ops over the whole tensor (a
 // classifier's [batch, classes] has rows of a few elements, where per-op and
 // per-row costs dominate). Every step is the functor of the op it stands for (a
-// product through detail::mul, rounded as the multiplies op rounds it), in that op's order (reductions in
-// detail::reduce_chunk_order, whole rows of at most one chunk), so the bits are
-// those of the composed ops, which the CUDA backend runs (DESIGN §15).
+// product through detail::mul, rounded as the multiplies op rounds it), in that
+// op's order (reductions in detail::reduce_chunk_order, whole rows of at most one
+// chunk), so the bits are those of the composed ops, which the CUDA backend runs
+// (DESIGN §15).
 #pragma once
 
 #include <devtensor/backend/cpu/elementwise.hpp>  // map_row: exp's and log's lane forms

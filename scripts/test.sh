@@ -87,13 +87,20 @@ sanitizer_skips+=',*transpose of large outputs*,*large outputs (streaming stores
 sanitizer_skips+=',*across-columns GEMV kernels*,*conversions give the same bits on 1*'
 sanitizer_skips+=',*elementwise math gives the same bits*,*sum is accurate on a long row*'
 
-# sanitized NAME BUILD_TYPE CMAKE_ARGS...: the CPU test suite alone, built and run under a sanitizer
-sanitized() {
-  local dir="$build-$1" type=$2
+# build_cpu_suite DIR BUILD_TYPE CMAKE_ARGS...: the CPU test suite alone, built in DIR
+build_cpu_suite() {
+  local dir=$1 type=$2
   shift 2
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DDEVTENSOR_ENABLE_CUDA=OFF \
     -DDEVTENSOR_BUILD_EXAMPLES=OFF -DDEVTENSOR_BUILD_BENCHMARKS=OFF "$@" >/dev/null &&
     cmake --build "$dir" -j "$jobs" --target devtensor_tests >"$dir/build.log" 2>&1 || { tail -50 "$dir/build.log"; return 1; }
+}
+
+# sanitized NAME BUILD_TYPE CMAKE_ARGS...: the CPU test suite alone, built and run under a sanitizer
+sanitized() {
+  local dir="$build-$1" type=$2
+  shift 2
+  build_cpu_suite "$dir" "$type" "$@" || return 1
   # Huge allocations must come back as nullptr (out_of_memory), not abort the run.
   ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     TSAN_OPTIONS=allocator_may_return_null=1:halt_on_error=1 \
@@ -111,9 +118,7 @@ sanitized() {
 # detail::fma) holds, not the build's flags (a review found one contraction this way).
 native_build() {
   local dir="$build-native"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DDEVTENSOR_ENABLE_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=native \
-    -DDEVTENSOR_BUILD_EXAMPLES=OFF -DDEVTENSOR_BUILD_BENCHMARKS=OFF >/dev/null &&
-    cmake --build "$dir" -j "$jobs" --target devtensor_tests >"$dir/build.log" 2>&1 || { tail -50 "$dir/build.log"; return 1; }
+  build_cpu_suite "$dir" Release -DCMAKE_CXX_FLAGS=-march=native || return 1
   "$dir/tests/devtensor_tests" >"$dir/run.log" 2>&1
   local status=$?
   grep -E "\[doctest\] (test cases|assertions)|ERROR" "$dir/run.log" | head -20

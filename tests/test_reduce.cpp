@@ -320,7 +320,7 @@ TEST_CASE_TEMPLATE("softmax and log_softmax: rows sum to one, stable for large i
 // Contiguous CPU rows take softmax's steps a row at a time (ops/softmax_rows.hpp):
 // the same bits as the ops it is made of, which the CUDA backend runs, written out
 // here; forward and backward, short and long rows, many rows (groups, threads),
-// infinities and NaN, on every ISA path at 1 and 7 threads.
+// infinities and NaN, on every ISA path at 1, 2 and 7 threads.
 TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits of the ops they are made of", T, float,
                    double) {
     namespace simd = dt::backend_cpu::simd;
@@ -356,7 +356,7 @@ TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits o
         const auto soft_back_ref = soft_ref * (g - dt::sum(g * soft_ref, {last}, true));
         for (const simd::isa isa : {simd::isa::portable, simd::isa::avx2, simd::isa::avx512}) {
             simd::limit_isa(isa);
-            for (const int threads : {1, 7}) {
+            for (const int threads : {1, 2, 7}) {
                 CAPTURE(static_cast<int>(simd::best_isa()));
                 CAPTURE(threads);
                 dt::set_num_threads(threads);
@@ -388,7 +388,21 @@ TEST_CASE_TEMPLATE("softmax and log_softmax over contiguous rows give the bits o
     const auto column_major = x.t().contiguous().t();
     CHECK(same_bits(dt::softmax(column_major, 1).to_vector(), dt::softmax(x, 1).to_vector()));
     CHECK(same_bits(dt::softmax(x.t(), 0).to_vector(), dt::softmax(x, 1).t().contiguous().to_vector()));
+    // a broadcast row (stride 0: the ops) against its copy (the rows)
+    const auto row = x.narrow(0, 0, 1);
+    CHECK(same_bits(dt::log_softmax(row.expand({5, 40}), 1).to_vector(),
+                    dt::log_softmax(row.expand({5, 40}).contiguous(), 1).to_vector()));
     CHECK_ERROR(dt::error, (void)dt::log_softmax(x, 2), "devtensor::", "dimension");
+    // a moved-from input is undefined; a gradient that is the result itself (aliased)
+    auto moved = x.clone();
+    const auto taken = std::move(moved);
+    CHECK_ERROR(dt::error, (void)dt::log_softmax(moved, -1), "devtensor::log_softmax", "undefined");
+    auto xa = taken.clone();
+    xa.requires_grad_(true);
+    const auto la = dt::log_softmax(xa, -1);
+    la.backward(la.detach());
+    const auto ld = la.detach();
+    CHECK(same_bits(xa.grad().to_vector(), (ld - dt::exp(ld) * dt::sum(ld, {1}, true)).to_vector()));
 }
 
 #if DEVTENSOR_HAS_CUDA

@@ -251,7 +251,7 @@ std::set<std::uintptr_t> walked(const cpu::prefetch_cursor& cursor) {
 }
 }  // namespace
 
-TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, while they fit in L2") {
+TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, or the next product's first, while they fit in L2") {
     // The L2 it counts on: what the CPU reports, within Zen 3's 512 KiB and 2 MiB.
     CHECK(cpu::gemm_prefetch_l2_bytes() >= std::int64_t{512} << 10);
     CHECK(cpu::gemm_prefetch_l2_bytes() <= std::int64_t{2} << 20);
@@ -259,6 +259,11 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, w
     const std::int64_t m = 100, n = 150, k = 70;  // 3 kc blocks (32, 32, 6), 3 column blocks (64, 64, 22)
     std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
     const cpu::gemm_part part{6, 90, 16, n};  // a part that starts inside C: 4 row blocks, the last of 12 rows
+    // The product a batch runs next on this thread: its own operands, A read as it lies and B row-major.
+    std::vector<float> then_a(a.size()), then_b(b.size());
+    const devtensor::detail::gemm_params<float> then{m, n, k, then_a.data(), k, 1, then_b.data(), n, 1,
+                                                     nullptr, n, nullptr};
+    const auto no_then = static_cast<const devtensor::detail::gemm_params<float>*>(nullptr);
     for (const bool a_transposed : {false, true})
         for (const bool b_transposed : {false, true}) {
             CAPTURE(a_transposed);
@@ -278,21 +283,26 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, w
                 CAPTURE(pc);
                 cpu::prefetch_cursor next_a, next_b;
                 for (std::int64_t ic = part.r0; ic + K::mc < part.r1; ic += K::mc) {  // not the last row block
-                    cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, ic, 0, next_a, next_b);
+                    cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, ic, 0, &then, next_a, next_b);
                     CHECK(next_a.runs + next_b.runs == 0);
                 }
-                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, 0, next_a, next_b);
-                if (i + 1 == blocks.size()) {  // the part's last block: nothing follows
+                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, 0, no_then, next_a, next_b);
+                if (i + 1 == blocks.size()) {  // the part's last block: nothing follows, or the next product's first packs
                     CHECK(next_a.runs + next_b.runs == 0);
+                    cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, 0, &then, next_a, next_b);
+                    const cpu::matrix_view<float> then_bt{then_b.data(), 1, n};
+                    CHECK(walked(next_b) == lines_of(then_bt, 0, K::nc, 0, K::kc));
+                    CHECK(walked(next_a) == lines_of(cpu::matrix_view<float>{then_a.data(), k, 1}, 0, K::mc, 0, K::kc));
                     continue;
                 }
                 const std::int64_t next_jc = blocks[i + 1].first, next_pc = blocks[i + 1].second;
                 const std::int64_t kc = std::min(K::kc, k - next_pc);
+                cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, 0, &then, next_a, next_b);
                 CHECK(walked(next_b) == lines_of(bt, next_jc, std::min(K::nc, part.c1 - next_jc), next_pc, kc));
                 CHECK(walked(next_a) == lines_of(av, part.r0, K::mc, next_pc, kc));
                 // The same lines beside panels that fill L2 already: nothing.
                 cpu::aim_at_next_packs<K>(part, k, av, bt, jc, pc, std::int64_t{78}, cpu::gemm_prefetch_l2_bytes(),
-                                          next_a, next_b);
+                                          &then, next_a, next_b);
                 CHECK(next_a.runs + next_b.runs == 0);
             }
         }
@@ -300,7 +310,7 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, w
     const cpu::matrix_view<float> broadcast{a.data(), 0, 1};
     cpu::prefetch_cursor next_a, next_b;
     cpu::aim_at_next_packs<K>(part, k, broadcast, cpu::matrix_view<float>{b.data(), 1, n}, part.c0, 0,
-                              std::int64_t{78}, 0, next_a, next_b);
+                              std::int64_t{78}, 0, no_then, next_a, next_b);
     CHECK(next_a.runs == 0);
     CHECK(next_b.runs != 0);
 }
@@ -370,6 +380,33 @@ void check_bit_identical(const char* name, Gemm gemm) {
     }
 }
 }  // namespace
+
+#if DEVTENSOR_HAS_X86_KERNELS
+TEST_CASE_TEMPLATE("every bottom edge of a vector GEMM (1 to MR - 1 rows, each its own micro-kernel) gives the portable kernel's bits",
+                   T, float, double) {
+    const int saved = dt::get_num_threads();
+    const auto check = [](auto kernel, const char* name) {
+        using K = decltype(kernel);
+        CAPTURE(name);
+        for (std::int64_t rows = 0; rows < K::mr; ++rows)
+            for (const std::int64_t k : {std::int64_t{40}, K::kc + 9}) {  // one kc block, or a second that resumes
+                // n = 2 * nr + 5: a right edge too, so a corner tile
+                const problem p{2 * K::mr + rows, 2 * K::nr + 5, k, rows % 2 == 1};
+                CAPTURE(p.m);
+                CAPTURE(p.k);
+                const std::vector<T> portable =
+                    gemm_with_threads<T>(p, 1, [](auto... args) { cpu::gemm_blocked<cpu::portable_kernel<T>>(args...); });
+                const std::vector<T> vector = gemm_with_threads<T>(p, 1, [](auto... args) { cpu::gemm_blocked<K>(args...); });
+                CHECK(std::memcmp(portable.data(), vector.data(), portable.size() * sizeof(T)) == 0);
+            }
+    };
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) check(cpu::avx2_kernel<T>{}, "avx2");
+    else MESSAGE("this CPU has no AVX2+FMA: that kernel is not tested here");
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) check(cpu::avx512_kernel<T>{}, "avx512");
+    else MESSAGE("this CPU has no AVX-512F: that kernel is not tested here");
+    dt::set_num_threads(saved);
+}
+#endif
 
 TEST_CASE_TEMPLATE("a split GEMM gives the same bits whatever the number of threads", T, float, double) {
     const int saved = dt::get_num_threads();

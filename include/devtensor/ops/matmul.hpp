@@ -29,7 +29,8 @@ DEVTENSOR_BEGIN_TU_NAMESPACE
 /// C = A·B (+ bias) on `dev` for each product of a batch, operands described by
 /// strides. On the CPU, whole products to each thread where there are enough to
 /// share out evenly (the per-matrix packing and fork/join of small GEMMs would
-/// otherwise dominate), else one GEMM after another, each over the threads.
+/// otherwise dominate), else one GEMM after another, each over the threads. Each GEMM
+/// is told the product its thread runs next, whose operands it touches ahead.
 /// Either way each element sums in the order of its own GEMM: the same bits.
 template <class T, class D>
 void gemm_any(const char* op, const D& dev, std::span<const gemm_params<T>> products) {
@@ -40,7 +41,7 @@ void gemm_any(const char* op, const D& dev, std::span<const gemm_params<T>> prod
                 for (std::int64_t i = first; i < last; ++i) {
                     const gemm_params<T>& p = products[static_cast<std::size_t>(i)];
                     backend_cpu::gemm<T>(p.m, p.n, p.k, {p.a, p.a_row, p.a_col}, {p.b, p.b_row, p.b_col}, p.c,
-                                         p.ldc, p.bias);
+                                         p.ldc, p.bias, i + 1 < last ? &p + 1 : nullptr);
                 }
             };
             const auto count = static_cast<std::int64_t>(products.size());

@@ -14,6 +14,7 @@
 #include <devtensor/backend/cpu/gemm_dot.hpp>
 #include <devtensor/backend/cpu/gemm_kernel.hpp>
 #include <devtensor/backend/cpu/transpose.hpp>  // transpose_detail's kernels, for packing
+#include <devtensor/detail/gemm_params.hpp>
 #include <devtensor/threads.hpp>
 
 #if defined(__unix__)
@@ -74,6 +75,13 @@ void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, st
     if (whole > 0) {  // B row-major: its rows read along memory, a fixed-size copy of W per panel
         for (std::int64_t k = 0; k < cols; ++k) {
             const T* from = &m(r0, c0 + k);
+#if DEVTENSOR_HAS_X86_KERNELS
+            if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && W * sizeof(T) % 32 == 0)
+                if (avx2) {
+                    avx2::copy_runs<W>(whole / W, from, std::int64_t{W}, out + k * W, W * cols);
+                    continue;
+                }
+#endif
             for (std::int64_t p = 0; p < whole; p += W) std::copy_n(from + p, W, out + p * cols + k * W);
         }
     }
@@ -192,22 +200,27 @@ inline std::int64_t gemm_prefetch_l2_bytes() noexcept {
 }
 
 /// Aims the cursors, during the last row block of (jc, pc) in `part`, at what the packs
-/// that follow read: the next kc (or column) block's B and its first A (within a kc block
-/// the next row block's A is left to the hardware: touched ahead as well, a batch of
-/// 256 x 256 x 256 products ran 7-10% slower). At nothing unless those lines and the
-/// panels in use (`panel_bytes`) fit gemm_prefetch_l2_bytes().
+/// that follow read: the next kc (or column) block's B and its first A, or after the last
+/// block `then`'s (the next product of a batch, may be null: [64, 256, 256] on 1 thread
+/// 0.87 -> 0.89x oneDNN's speed). Within a kc block the next row block's A is left to
+/// the hardware (touched ahead as well: 0-2%, within the noise). At nothing unless those
+/// lines and the panels in use (`panel_bytes`) fit gemm_prefetch_l2_bytes().
 template <class K, class T>
 void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<T>& a, const matrix_view<T>& bt,
                        std::int64_t jc, std::int64_t pc, std::int64_t ic, std::int64_t panel_bytes,
-                       prefetch_cursor& next_a, prefetch_cursor& next_b) {
+                       const detail::gemm_params<T>* then, prefetch_cursor& next_a, prefetch_cursor& next_b) {
     next_a = next_b = prefetch_cursor{};
     if (ic + K::mc < part.r1) return;
     pc += K::kc;
     if (pc >= k) pc = 0, jc += K::nc;
-    if (jc >= part.c1) return;
     const std::int64_t kc = std::min(K::kc, k - pc);
-    aim(next_b, bt, jc, std::min(K::nc, part.c1 - jc), pc, kc);
-    aim(next_a, a, part.r0, std::min(K::mc, part.r1 - part.r0), pc, kc);
+    if (jc < part.c1) {
+        aim(next_b, bt, jc, std::min(K::nc, part.c1 - jc), pc, kc);
+        aim(next_a, a, part.r0, std::min(K::mc, part.r1 - part.r0), pc, kc);
+    } else if (then) {  // the next product's first packs (the same shape, all of it this thread's)
+        aim(next_b, matrix_view<T>{then->b, then->b_col, then->b_row}, 0, std::min(K::nc, then->n), 0, kc);
+        aim(next_a, matrix_view<T>{then->a, then->a_row, then->a_col}, 0, std::min(K::mc, then->m), 0, kc);
+    }
     if ((next_a.lines + next_b.lines) * prefetch_cursor::line_bytes + panel_bytes > gemm_prefetch_l2_bytes())
         next_a = next_b = prefetch_cursor{};
 }
@@ -216,7 +229,7 @@ void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<
 /// blocks, row bands and the micro-tiles along them, its panels in this thread's working memory.
 template <class K, class T>
 void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<T>& a, const matrix_view<T>& bt,
-                       T* c, std::int64_t ldc, const T* bias) {
+                       T* c, std::int64_t ldc, const T* bias, const detail::gemm_params<T>* then) {
     constexpr int mr = K::mr, nr = K::nr;
     T* const packed_b =
         scratch<T>(0, static_cast<std::size_t>(K::kc * std::min(K::nc, (part.c1 - part.c0 + nr - 1) / nr * nr)));
@@ -234,7 +247,7 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                 // touches at most one every K::ahead_every k steps).
                 prefetch_cursor next_a, next_b;
                 const auto panel_bytes = static_cast<std::int64_t>(sizeof(T)) * kc * (mc + nc);
-                aim_at_next_packs<K>(part, k, a, bt, jc, pc, ic, panel_bytes, next_a, next_b);
+                aim_at_next_packs<K>(part, k, a, bt, jc, pc, ic, panel_bytes, then, next_a, next_b);
                 const std::int64_t tiles = (mc + mr - 1) / mr * ((nc + nr - 1) / nr),
                                    per_tile = (next_a.lines + next_b.lines + tiles - 1) / tiles;
                 // Along C's rows: each tile's C follows the last one's in memory (down C's
@@ -254,18 +267,21 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                         const T* tile_a = packed_a + ir * K::kc;
                         const T* tile_b = packed_b + jr * kc;
                         // The next tile's C (along the rows, then the next row band's first),
-                        // when that tile is whole and starts from C's partial sums: from memory
-                        // for a large C (4096³, 1 thread: 1.29 -> 1.27 s, best of 2).
+                        // when that tile is whole, owned before its tile reads or writes it:
+                        // partial sums from memory for a large C (4096³, 1 thread: 1.29 -> 1.27
+                        // s, best of 2), lines out of cache for a C written from nothing (a
+                        // batch's matrices, each a fresh 256 KB: [64, 256, 256] 0.90 -> 0.93x
+                        // oneDNN's speed, 1 thread).
                         const T* next_c = nullptr;
-                        if (resume && jr + 2 * nr <= nc && h == mr) next_c = tile_c + nr;
-                        else if (resume && jr + nr >= nc && ir + 2 * mr <= mc && nc >= nr)
+                        if (jr + 2 * nr <= nc && h == mr) next_c = tile_c + nr;
+                        else if (jr + nr >= nc && ir + 2 * mr <= mc && nc >= nr)
                             next_c = c + (ic + ir + mr) * ldc + jc;
                         if (h == mr && w == nr) {
                             K::tile(kc, tile_a, tile_b, tile_c, ldc, resume, tile_bias, next, next_c);
                         } else {  // an edge tile: computed aside, then its inside stored
                             T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
                             if (resume) load_tile(edge, tile_c, ldc, h, w);
-                            K::tile(kc, tile_a, tile_b, &edge[0][0], nr, resume, nullptr, next, nullptr);
+                            K::edge_tile(h, kc, tile_a, tile_b, &edge[0][0], nr, resume);
                             store_tile(edge, tile_c, ldc, h, w, tile_bias);
                         }
                     }
@@ -277,10 +293,13 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
 
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] with micro-kernel K, in
 /// the GEMM order: each kc block continues the chains the previous one left in C,
-/// and the last adds the bias.
+/// and the last adds the bias. `then` (may be null): the product this thread runs next
+/// (a batch's next matrix), whose first packs this one's last blocks touch ahead when it
+/// has the same shape and this one runs on one thread.
 template <class K, class T>
 void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
-                  matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
+                  matrix_view<T> b, T* c, std::int64_t ldc, const T* bias,
+                  const detail::gemm_params<T>* then = nullptr) {
     // B as the transposed view, so that pack_panels packs its columns into NR-wide panels.
     const matrix_view<T> bt{b.data, b.col, b.row};
     // One parallel region for the whole product: each part packs what it needs and runs
@@ -289,9 +308,10 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
     // Each element of C sums in the same order whatever the parts: the tile grid and the
     // kc blocks do not depend on the split.
     const std::int64_t parts = gemm_parts(m, n, k, K::mr, K::nr, get_num_threads());
+    if (parts > 1 || (then && (then->m != m || then->n != n || then->k != k))) then = nullptr;
     detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
         for (std::int64_t p = first; p < last; ++p)
-            gemm_blocked_part<K>(split<K::mr, K::nr>(m, n, p, parts), k, a, bt, c, ldc, bias);
+            gemm_blocked_part<K>(split<K::mr, K::nr>(m, n, p, parts), k, a, bt, c, ldc, bias, then);
     });
 }
 
@@ -313,18 +333,18 @@ void gemm_direct(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> 
 /// gemm_blocked with the micro-kernel of `isa`.
 template <class T>
 void gemm_blocked_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
-                     matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
+                     matrix_view<T> b, T* c, std::int64_t ldc, const T* bias, const detail::gemm_params<T>* then) {
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         switch (isa) {
-            case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias);
-            case simd::isa::avx2: return gemm_blocked<avx2_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+            case simd::isa::avx512: return gemm_blocked<avx512_kernel<T>>(m, n, k, a, b, c, ldc, bias, then);
+            case simd::isa::avx2: return gemm_blocked<avx2_kernel<T>>(m, n, k, a, b, c, ldc, bias, then);
             case simd::isa::portable: break;
         }
     }
 #endif
     (void)isa;
-    gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias);
+    gemm_blocked<portable_kernel<T>>(m, n, k, a, b, c, ldc, bias, then);
 }
 
 /// Columns of C up to which a GEMM-order product with more rows than columns is
@@ -335,9 +355,11 @@ inline constexpr std::int64_t gemm_transposed_max_cols = 16;
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null)
 /// with the kernels of `isa`, which this CPU must run: the dispatch below, and
 /// the tests, which call every ISA this CPU has. The result is the same for all.
+/// `then`: gemm_blocked's.
 template <class T>
 void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
-             matrix_view<T> b, T* c, std::int64_t ldc, const T* bias) {
+             matrix_view<T> b, T* c, std::int64_t ldc, const T* bias,
+             const detail::gemm_params<T>* then = nullptr) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // the empty sum (+0), then the bias
         for (std::int64_t i = 0; i < m; ++i)
@@ -358,20 +380,20 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
     if (n <= gemm_transposed_max_cols && m > n) {
         T* const ct = scratch<T>(3, static_cast<std::size_t>(m * n));  // Cᵀ, n x m
         gemm_blocked_on(isa, n, m, k, matrix_view<T>{b.data, b.col, b.row}, matrix_view<T>{a.data, a.col, a.row},
-                        ct, m, static_cast<const T*>(nullptr));
+                        ct, m, static_cast<const T*>(nullptr), static_cast<const detail::gemm_params<T>*>(nullptr));
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = detail::plus_bias(ct[j * m + i], bias, j);
         return;
     }
-    gemm_blocked_on(isa, m, n, k, a, b, c, ldc, bias);
+    gemm_blocked_on(isa, m, n, k, a, b, c, ldc, bias, then);
 }
 
 /// C[m x n] (row stride ldc) = A[m x k] · B[k x n] + bias[n] (bias may be null),
-/// with the widest kernels this CPU runs.
+/// with the widest kernels this CPU runs; `then`: gemm_blocked's.
 template <class T>
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a, matrix_view<T> b,
-          T* c, std::int64_t ldc, const T* bias) {
-    gemm_on(simd::best_isa(), m, n, k, a, b, c, ldc, bias);
+          T* c, std::int64_t ldc, const T* bias, const detail::gemm_params<T>* then = nullptr) {
+    gemm_on(simd::best_isa(), m, n, k, a, b, c, ldc, bias, then);
 }
 
 DEVTENSOR_END_TU_NAMESPACE

@@ -15,8 +15,8 @@
 /// it as their displacement, so no register holds a row's address). `AheadEvery` (0:
 /// never): every that many k steps, a line of the next pack's source is touched (`next`,
 /// within its budget).
-/// `next_c` (may be null): the next micro-tile's C, touched first so that its partial
-/// sums are in cache when that tile starts from them.
+/// `next_c` (may be null): the next micro-tile's C, touched first (to be written) so that
+/// its lines are in cache when that tile reads its partial sums or stores.
 template <int MR, std::int64_t LDA, int AheadEvery, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
                                               bool resume, const T* bias, prefetch_cursor* next,
@@ -30,8 +30,8 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
     if (next_c) {
         DEVTENSOR_UNROLL(16)
         for (int i = 0; i < MR; ++i) {  // a row's first and last element: two lines where it straddles
-            __builtin_prefetch(next_c + i * ldc, 0, 3);
-            __builtin_prefetch(next_c + i * ldc + nr - 1, 0, 3);
+            __builtin_prefetch(next_c + i * ldc, 1, 3);
+            __builtin_prefetch(next_c + i * ldc + nr - 1, 1, 3);
         }
     }
     if (resume) {
@@ -71,6 +71,19 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
     for (int i = 0; i < MR; ++i) {
         V::store(c + i * ldc, acc[i][0]);
         V::store(c + i * ldc + lanes, acc[i][1]);
+    }
+}
+
+/// Copies `runs` runs of W elements (a whole number of registers), run r from src + r*ss
+/// to dst + r*ds, through registers: packing B's row-major panels (a call to memmove per
+/// panel's row cost 512³ a third of its packing).
+template <int W, class T>
+DEVTENSOR_ISA_FUNCTION void copy_runs(std::int64_t runs, const T* src, std::int64_t ss, T* dst, std::int64_t ds) {
+    using V = simd::vec<T, DEVTENSOR_ISA>;
+    static_assert(W % V::lanes == 0);
+    for (std::int64_t r = 0; r < runs; ++r) {
+        DEVTENSOR_UNROLL(8)
+        for (int q = 0; q < W; q += V::lanes) V::store(dst + r * ds + q, V::load(src + r * ss + q));
     }
 }
 

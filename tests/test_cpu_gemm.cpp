@@ -382,17 +382,19 @@ void check_bit_identical(const char* name, Gemm gemm) {
 }  // namespace
 
 #if DEVTENSOR_HAS_X86_KERNELS
-TEST_CASE_TEMPLATE("every bottom edge of a vector GEMM (1 to MR - 1 rows, each its own micro-kernel) gives the portable kernel's bits",
+TEST_CASE_TEMPLATE("every edge of a vector GEMM (1 to MR - 1 rows, at most one or two registers wide: each its own "
+                   "micro-kernel) gives the portable kernel's bits",
                    T, float, double) {
     const int saved = dt::get_num_threads();
     const auto check = [](auto kernel, const char* name) {
         using K = decltype(kernel);
         CAPTURE(name);
         for (std::int64_t rows = 0; rows < K::mr; ++rows)
-            for (const std::int64_t k : {std::int64_t{40}, K::kc + 9}) {  // one kc block, or a second that resumes
-                // n = 2 * nr + 5: a right edge too, so a corner tile
-                const problem p{2 * K::mr + rows, 2 * K::nr + 5, k, rows % 2 == 1};
+            for (const std::int64_t k : {std::int64_t{40}, K::kc + 9})  // one kc block, or a second that resumes
+                for (const std::int64_t cols : {std::int64_t{5}, std::int64_t{K::nr / 2 + 3}}) {  // a right edge: corner tiles too
+                const problem p{2 * K::mr + rows, 2 * K::nr + cols, k, rows % 2 == 1};
                 CAPTURE(p.m);
+                CAPTURE(p.n);
                 CAPTURE(p.k);
                 const std::vector<T> portable =
                     gemm_with_threads<T>(p, 1, [](auto... args) { cpu::gemm_blocked<cpu::portable_kernel<T>>(args...); });

@@ -281,7 +281,7 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                         } else {  // an edge tile: computed aside, then its inside stored
                             T edge[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)];
                             if (resume) load_tile(edge, tile_c, ldc, h, w);
-                            K::edge_tile(h, kc, tile_a, tile_b, &edge[0][0], nr, resume);
+                            K::edge_tile(h, w, kc, tile_a, tile_b, &edge[0][0], nr, resume);
                             store_tile(edge, tile_c, ldc, h, w, tile_bias);
                         }
                     }

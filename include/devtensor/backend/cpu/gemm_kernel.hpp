@@ -60,8 +60,8 @@ struct portable_kernel {
         store_tile(acc, c, ldc, mr, nr, bias);
     }
     /// An edge tile: all mr rows (c is a whole tile).
-    static void edge_tile(std::int64_t /*rows*/, std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                          bool resume) {
+    static void edge_tile(std::int64_t /*rows*/, std::int64_t /*cols*/, std::int64_t kc_, const T* a, const T* b,
+                          T* c, std::int64_t ldc, bool resume) {
         tile(kc_, a, b, c, ldc, resume, nullptr, nullptr, nullptr);
     }
 };
@@ -91,12 +91,14 @@ struct avx2_kernel {
         if (next) avx2::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
         else avx2::gemm_micro_kernel<mr, kc, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
-    /// The first `rows` (< mr) rows of a tile (an edge, computed aside: c is a whole tile).
-    static void edge_tile(std::int64_t rows, std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                          bool resume) {
+    /// The first `rows` rows and `cols` columns of a tile, at least (an edge, computed aside:
+    /// c is a whole tile).
+    static void edge_tile(std::int64_t rows, std::int64_t cols, std::int64_t kc_, const T* a, const T* b, T* c,
+                          std::int64_t ldc, bool resume) {
         with_even_rows<2, mr>(rows, [&]<int R>() {
-            avx2::gemm_micro_kernel<R, kc, 0>(kc_, a, b, c, ldc, resume, static_cast<const T*>(nullptr), nullptr,
-                                                   static_cast<const T*>(nullptr));
+            constexpr auto none = static_cast<const T*>(nullptr);
+            if (cols <= nr / 2) avx2::gemm_micro_kernel<R, kc, 0, 1>(kc_, a, b, c, ldc, resume, none, nullptr, none);
+            else avx2::gemm_micro_kernel<R, kc, 0>(kc_, a, b, c, ldc, resume, none, nullptr, none);
         });
     }
 };
@@ -119,11 +121,12 @@ struct avx512_kernel {
         if (next) avx512::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
         else avx512::gemm_micro_kernel<mr, kc, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
-    static void edge_tile(std::int64_t rows, std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                          bool resume) {
+    static void edge_tile(std::int64_t rows, std::int64_t cols, std::int64_t kc_, const T* a, const T* b, T* c,
+                          std::int64_t ldc, bool resume) {
         with_even_rows<2, mr>(rows, [&]<int R>() {
-            avx512::gemm_micro_kernel<R, kc, 0>(kc_, a, b, c, ldc, resume, static_cast<const T*>(nullptr), nullptr,
-                                                   static_cast<const T*>(nullptr));
+            constexpr auto none = static_cast<const T*>(nullptr);
+            if (cols <= nr / 2) avx512::gemm_micro_kernel<R, kc, 0, 1>(kc_, a, b, c, ldc, resume, none, nullptr, none);
+            else avx512::gemm_micro_kernel<R, kc, 0>(kc_, a, b, c, ldc, resume, none, nullptr, none);
         });
     }
 };

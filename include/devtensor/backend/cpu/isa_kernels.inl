@@ -6,8 +6,9 @@
 // between code built for different ISAs, whatever the optimisation level.
 // No include guard: included once per ISA, by isa_kernels.hpp only.
 
-/// The GEMM micro-kernel: an MR x NR tile of C (NR = two registers) from packed
-/// panels, each element one fma chain over k < kc of a[i*LDA + k] * b[k*NR + j]
+/// The GEMM micro-kernel: an MR x NR tile of C (NR = two registers; only the first where
+/// NV = 1, a right edge at most one register wide) from packed panels, each element one
+/// fma chain over k < kc of a[i*LDA + k] * b[k*NR + j]
 /// (the GEMM order of detail/gemm_order.hpp, vectorised across j): started
 /// from zero, or continued from C's partial sums (`resume`, a later kc block);
 /// then C = the chain, plus bias[j] when `bias` is given (the last kc block).
@@ -17,16 +18,16 @@
 /// within its budget).
 /// `next_c` (may be null): the next micro-tile's C, touched first (to be written) so that
 /// its lines are in cache when that tile reads its partial sums or stores.
-template <int MR, std::int64_t LDA, int AheadEvery, class T>
+template <int MR, std::int64_t LDA, int AheadEvery, int NV = 2, class T>
 DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc,
                                               bool resume, const T* bias, prefetch_cursor* next,
                                               const T* next_c) {
-    static_assert(AheadEvery >= 0);
+    static_assert(AheadEvery >= 0 && (NV == 1 || NV == 2));
     prefetch_cursor ahead;  // a local copy, which the loop keeps in registers
     if constexpr (AheadEvery > 0) ahead = *next;
     using V = simd::vec<T, DEVTENSOR_ISA>;
     constexpr int lanes = V::lanes, nr = 2 * lanes;
-    typename V::type acc[static_cast<std::size_t>(MR)][2];
+    typename V::type acc[static_cast<std::size_t>(MR)][static_cast<std::size_t>(NV)];
     if (next_c) {
         DEVTENSOR_UNROLL(16)
         for (int i = 0; i < MR; ++i) {  // a row's first and last element: two lines where it straddles
@@ -34,44 +35,32 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
             __builtin_prefetch(next_c + i * ldc + nr - 1, 1, 3);
         }
     }
-    if (resume) {
-        DEVTENSOR_UNROLL(16)
-        for (int i = 0; i < MR; ++i) {
-            acc[i][0] = V::load(c + i * ldc);
-            acc[i][1] = V::load(c + i * ldc + lanes);
-        }
-    } else {
-        DEVTENSOR_UNROLL(16)
-        for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
-    }
+    DEVTENSOR_UNROLL(16)
+    for (int i = 0; i < MR; ++i)
+        DEVTENSOR_UNROLL(2)
+        for (int v = 0; v < NV; ++v) acc[i][v] = resume ? V::load(c + i * ldc + v * lanes) : V::zero();
     DEVTENSOR_UNROLL(DEVTENSOR_GEMM_K_UNROLL)
     for (std::int64_t k = 0; k < kc; ++k) {
-        const auto b0 = V::load(b), b1 = V::load(b + lanes);
+        typename V::type bv[static_cast<std::size_t>(NV)];
+        DEVTENSOR_UNROLL(2)
+        for (int v = 0; v < NV; ++v) bv[v] = V::load(b + v * lanes);
         DEVTENSOR_UNROLL(16)
         for (int i = 0; i < MR; ++i) {
             const auto ai = V::broadcast(a + i * LDA);
-            acc[i][0] = V::fma(ai, b0, acc[i][0]);
-            acc[i][1] = V::fma(ai, b1, acc[i][1]);
+            DEVTENSOR_UNROLL(2)
+            for (int v = 0; v < NV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
         }
         a += 1;
-        b += nr;
+        b += nr;  // the panel's width, whatever NV
         if constexpr (AheadEvery > 0)
             if (k % AheadEvery == 0) ahead.step();
     }
     if constexpr (AheadEvery > 0) *next = ahead;
-    if (bias) {
-        const auto bias0 = V::load(bias), bias1 = V::load(bias + lanes);
-        DEVTENSOR_UNROLL(16)
-        for (int i = 0; i < MR; ++i) {
-            acc[i][0] = V::add(acc[i][0], bias0);
-            acc[i][1] = V::add(acc[i][1], bias1);
-        }
-    }
     DEVTENSOR_UNROLL(16)
-    for (int i = 0; i < MR; ++i) {
-        V::store(c + i * ldc, acc[i][0]);
-        V::store(c + i * ldc + lanes, acc[i][1]);
-    }
+    for (int i = 0; i < MR; ++i)
+        DEVTENSOR_UNROLL(2)
+        for (int v = 0; v < NV; ++v)
+            V::store(c + i * ldc + v * lanes, bias ? V::add(acc[i][v], V::load(bias + v * lanes)) : acc[i][v]);
 }
 
 /// Copies `runs` runs of W elements (a whole number of registers), run r from src + r*ss

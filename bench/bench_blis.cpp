@@ -25,6 +25,9 @@ namespace {
 using dim_t = std::int64_t;
 using sgemm_fn = void (*)(int transa, int transb, dim_t m, dim_t n, dim_t k, float* alpha, float* a, dim_t rs_a,
                           dim_t cs_a, float* b, dim_t rs_b, dim_t cs_b, float* beta, float* c, dim_t rs_c, dim_t cs_c);
+using dgemm_fn = void (*)(int transa, int transb, dim_t m, dim_t n, dim_t k, double* alpha, double* a, dim_t rs_a,
+                          dim_t cs_a, double* b, dim_t rs_b, dim_t cs_b, double* beta, double* c, dim_t rs_c,
+                          dim_t cs_c);
 constexpr int no_transpose = 0;  // BLIS_NO_TRANSPOSE
 
 struct blis_library {
@@ -88,6 +91,16 @@ workload blis_sgemm_workload(const problem& p) {
         for (std::int64_t i = 0; i < batch; ++i)
             sgemm(no_transpose, no_transpose, m, n, k, &one, s->a.data() + i * m * k, k, 1, s->b.data() + i * k * n,
                   n, 1, &zero, s->c.data() + i * m * n, n, 1);
+    };
+}
+
+workload blis_dgemm_workload(std::int64_t n) {
+    const auto dgemm = blis().find<dgemm_fn>("bli_dgemm");
+    if (!dgemm) return {};
+    auto s = std::make_shared<std::vector<double>>(3 * n * n, 0.5);  // a, b, c one after another
+    return [s, dgemm, n] {
+        double one = 1, zero = 0, *const a = s->data();
+        dgemm(no_transpose, no_transpose, n, n, n, &one, a, n, 1, a + n * n, n, 1, &zero, a + 2 * n * n, n, 1);
     };
 }
 

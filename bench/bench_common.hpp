@@ -113,11 +113,13 @@ void openblas_set_threads(int n);
 std::string openblas_config();  ///< openblas_get_config() and the kernel (core) it chose
 workload openblas_sgemm_workload(const problem& p);
 workload openblas_sgemv_workload(const problem& p);  ///< linear on batch 1 only
+workload openblas_dgemm_workload(std::int64_t n);    ///< square double matmul
 #else
 inline void openblas_set_threads(int) {}
 inline std::string openblas_config() { return "n/a"; }
 inline workload openblas_sgemm_workload(const problem&) { return {}; }
 inline workload openblas_sgemv_workload(const problem&) { return {}; }
+inline workload openblas_dgemm_workload(std::int64_t) { return {}; }
 #endif
 
 #if DEVTENSOR_BENCH_HAVE_ONEDNN
@@ -134,10 +136,12 @@ inline workload onednn_sgemm_workload(const problem&) { return {}; }
 void blis_set_threads(int n);
 std::string blis_config();  ///< its version and the sub-configuration (arch) it chose
 workload blis_sgemm_workload(const problem& p);  ///< square matmul only; empty where libblis.so.4 won't load
+workload blis_dgemm_workload(std::int64_t n);    ///< square double matmul; likewise
 #else
 inline void blis_set_threads(int) {}
 inline std::string blis_config() { return "n/a"; }
 inline workload blis_sgemm_workload(const problem&) { return {}; }
+inline workload blis_dgemm_workload(std::int64_t) { return {}; }
 #endif
 
 }  // namespace bench

@@ -574,6 +574,23 @@ TEST_CASE("sub, mul, div, lt on contiguous floats", "[arith]") {
     }
 }
 
+// ---- matmul in double beside OpenBLAS's and BLIS's dgemm (oneDNN 2.6 has no dgemm) -------------
+
+TEST_CASE("matmul, M = N = K, double", "[gemm][dgemm]") {
+    for (const std::int64_t n : {256, 512, 1024, 2048}) {
+        const auto a = dt::full<double>({n, n}, 0.5), b = dt::full<double>({n, n}, 0.5);
+        const std::string row = "matmul_f64|" + std::to_string(n) + "|", flops = "|flops=" + std::to_string(2 * n * n * n);
+        let_workers_sleep();
+        BENCHMARK(row + "devtensor" + flops) { return dt::matmul(a, b).numel(); };
+        for (const auto& [name, peer] :
+             {std::pair{"openblas", openblas_dgemm_workload(n)}, std::pair{"blis", blis_dgemm_workload(n)}})
+            if (peer) {
+                let_workers_sleep();
+                BENCHMARK(row + name + flops) { peer(); };
+            }
+    }
+}
+
 // ---- batched matmul [64, 256, 256] beside the 2-D GEMM of the same FLOPs [16384, 256]·[256, 256]
 
 TEST_CASE("batched matmul [64, 256, 256]", "[gemm][bmm]") {

@@ -1,5 +1,5 @@
 // OpenBLAS peers: cblas_sgemm for matmul and linear, cblas_sgemv for linear on
-// batch 1. Linear adds its bias as devtensor and torch do: y starts as the bias
+// batch 1, cblas_dgemm for the double matmul rows. Linear adds its bias as devtensor and torch do: y starts as the bias
 // rows and the product is accumulated onto it (beta = 1).
 #include "bench_common.hpp"
 
@@ -61,6 +61,14 @@ workload openblas_sgemv_workload(const problem& p) {
     return [s, n, k] {
         s->start_from_bias(1);
         cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.f, s->b.data(), k, s->a.data(), 1, 1.f, s->c.data(), 1);
+    };
+}
+
+workload openblas_dgemm_workload(std::int64_t n) {
+    auto s = std::make_shared<std::vector<double>>(3 * n * n, 0.5);  // a, b, c one after another
+    return [s, n = static_cast<int>(n)] {
+        double* const a = s->data();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, a + n * n, n, 0.0, a + 2 * n * n, n);
     };
 }
 

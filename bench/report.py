@@ -40,6 +40,7 @@ OP_TITLES = {
     "matmul_gemv_f32": "matmul [16, 4096] x [4096, 4096] float (GEMV order, B read by rows) beside linear of the same shape",
     "exp": "exp(x) into an existing tensor of 64M floats, x in [-10, 10), ONE thread (torch: exp_out); "
            "log: x in [0.01, 10); tanh, sigmoid likewise",
+    "matmul_f64": "matmul, M = N = K, double (oneDNN 2.6 has no dgemm: OpenBLAS's cblas_dgemm and BLIS's bli_dgemm)",
     "matmul_gemv_f64": "matmul [4, 4096] x [4096, 4096] double (GEMV order, B read by rows) beside linear of the same shape",
     "add_every_other_column": "add of every other column of two [4096, 8192] matrices (stride 2) beside the contiguous add of as many elements",
     "add_narrowed_rows": "add of half of each row of two [4096, 8192] matrices (rows with gaps) beside the contiguous add",
@@ -65,10 +66,12 @@ ROLE_NOTES = {
     "contiguous": "strided add rows: the same add on contiguous [4096, 4096] operands, the reference",
     "memcpy": "memcpy of the same bytes, one chunk per thread",
     "fma_peak": "the FMA loop's GFLOP/s (all threads), run right beside the GEMMs",
-    "openblas": "cblas_sgemm (linear: B transposed, y starts as the bias, beta = 1; bmm: one call per matrix)",
+    "openblas": "cblas_sgemm (linear: B transposed, y starts as the bias, beta = 1; bmm: one call per matrix; "
+                "double: cblas_dgemm)",
     "openblas_sgemv": "cblas_sgemv (y starts as the bias, beta = 1)",
     "onednn": "oneDNN's dnnl_sgemm (its JIT f32 GEMM), matmul only (bmm: one call per matrix)",
-    "blis": "BLIS's bli_sgemm (libblis.so.4 opened at run time), matmul only (bmm: one call per matrix)",
+    "blis": "BLIS's bli_sgemm (libblis.so.4 opened at run time), matmul only (bmm: one call per matrix; "
+            "double: bli_dgemm)",
     "random123": "Random123 philox4x32-10 in a scalar loop",
     "torch": "libtorch (add_out, ones/zeros/full, rand, mm, nn::Linear under NoGradGuard, "
              "exp_out / log_out / tanh_out / sigmoid_out; training steps: nn::Linear or nn::Sequential, "
@@ -107,6 +110,8 @@ GOALS = [
     ("matmul ≥ 0.9× best peer (OpenBLAS, oneDNN, BLIS)", "matmul", GEMM_SQUARE[:1], "best_peer", 0.9),
     ("matmul ≥ 1.0× best peer (OpenBLAS, oneDNN, BLIS)", "matmul", GEMM_SQUARE[1:], "best_peer", 1.0),
     ("matmul skinny / large-k ≥ 0.9× best peer", "matmul", SKINNY, "best_peer", 0.9),
+    ("double matmul ≥ 0.9× best peer (OpenBLAS, BLIS)", "matmul_f64", GEMM_SQUARE[:1], "best_peer", 0.9),
+    ("double matmul ≥ 1.0× best peer (OpenBLAS, BLIS)", "matmul_f64", GEMM_SQUARE[1:4], "best_peer", 1.0),
 ] + [
     ("linear GEMV shape ≥ 1.0× OpenBLAS (sgemv or sgemm)", "linear", GEMV, "openblas_best", 1.0),
     ("transpose ≥ 0.7× copy ceiling", "transpose", ["8192x8192"], "ceiling", 0.7),

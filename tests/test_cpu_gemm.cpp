@@ -315,6 +315,37 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, o
     CHECK(next_b.runs != 0);
 }
 
+TEST_CASE_TEMPLATE("a micro-kernel that packs B's panel as it reads B's rows gives the same bits and the same panel", T,
+                   float, double) {
+    const auto check = [](auto kernel, const char* name) {
+        using K = decltype(kernel);
+        CAPTURE(name);
+        const std::int64_t kc = 37, ldb = K::nr + 3;  // B's rows with a gap between them
+        std::vector<T> a(static_cast<std::size_t>(K::mr * K::kc)), b(static_cast<std::size_t>(ldb * kc));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(0.25) * static_cast<T>(i % 7) - T(0.5);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(0.125) * static_cast<T>(i % 5) + T(0.1);
+        std::vector<T> panel(static_cast<std::size_t>(K::nr * kc)), copied(panel.size(), T(-7));
+        for (std::int64_t k = 0; k < kc; ++k)
+            for (std::int64_t j = 0; j < K::nr; ++j)
+                panel[static_cast<std::size_t>(k * K::nr + j)] = b[static_cast<std::size_t>(k * ldb + j)];
+        const std::vector<T> bias(static_cast<std::size_t>(K::nr), T(0.75));
+        for (const bool resume : {false, true}) {
+            CAPTURE(resume);
+            std::vector<T> from_panel(static_cast<std::size_t>(K::mr * K::nr), T(1)), from_rows = from_panel;
+            K::tile(kc, a.data(), panel.data(), from_panel.data(), K::nr, resume, bias.data(), nullptr, nullptr);
+            K::tile(kc, a.data(), b.data(), from_rows.data(), K::nr, resume, bias.data(), nullptr, nullptr, ldb,
+                    copied.data());
+            CHECK(std::memcmp(from_panel.data(), from_rows.data(), from_panel.size() * sizeof(T)) == 0);
+            CHECK(copied == panel);
+        }
+    };
+    check(cpu::portable_kernel<T>{}, "portable");
+#if DEVTENSOR_HAS_X86_KERNELS
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) check(cpu::avx2_kernel<T>{}, "avx2");
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) check(cpu::avx512_kernel<T>{}, "avx512");
+#endif
+}
+
 #if DEVTENSOR_HAS_X86_KERNELS
 TEST_CASE_TEMPLATE("a micro-kernel that touches ahead (the next pack, the next C) gives the same bits and moves its cursor", T,
                    float, double) {

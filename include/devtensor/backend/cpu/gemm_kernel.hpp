@@ -52,8 +52,15 @@ struct portable_kernel {
 
     /// C's tile = the chains over kc more steps, from C (`resume`) or from zero, + bias if
     /// given (the portable kernel touches nothing ahead: neither `next` nor `next_c`).
+    /// `b_copy` (may be null): b is B's rows themselves, `b_step` apart, packed to b_copy
+    /// by the way (here: first).
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume,
-                     const T* bias, prefetch_cursor* /*next*/, const T* /*next_c*/) {
+                     const T* bias, prefetch_cursor* /*next*/, const T* /*next_c*/, std::int64_t b_step = 0,
+                     T* b_copy = nullptr) {
+        if (b_copy) {
+            for (std::int64_t k = 0; k < kc_; ++k) std::copy_n(b + k * b_step, nr, b_copy + k * nr);
+            b = b_copy;
+        }
         T acc[static_cast<std::size_t>(mr)][static_cast<std::size_t>(nr)] = {};
         if (resume) load_tile(acc, c, ldc, mr, nr);
         detail::gemm_micro_kernel<mr, nr>(kc_, a, std::int64_t{1}, kc, b, std::int64_t{nr}, std::int64_t{1}, acc);
@@ -86,9 +93,13 @@ struct avx2_kernel {
     static constexpr bool vector_isa = true;  // packing through AVX2 registers
     /// k steps (12 fmas each) per line touched ahead, at most: one every 24 FMA cycles.
     static constexpr int ahead_every = 4;
-    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool resume, const T* bias, prefetch_cursor* next, const T* next_c) {
-        if (next) avx2::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
+                     prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
+        if (b_copy && next)
+            avx2::gemm_micro_kernel<mr, kc, ahead_every, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
+        else if (b_copy)
+            avx2::gemm_micro_kernel<mr, kc, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
+        else if (next) avx2::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
         else avx2::gemm_micro_kernel<mr, kc, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
     /// The first `rows` rows and `cols` columns of a tile, at least (an edge, computed aside:
@@ -116,9 +127,13 @@ struct avx512_kernel {
     /// its tiles are 4.7 times fewer, so a row block of them needs more lines each. Every
     /// fourth step, 64 x 65536 x 64 touched a sixth of its next packs: 71 -> 83-86 GFLOP/s.
     static constexpr int ahead_every = 1;
-    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc,
-                     bool resume, const T* bias, prefetch_cursor* next, const T* next_c) {
-        if (next) avx512::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
+                     prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
+        if (b_copy && next)
+            avx512::gemm_micro_kernel<mr, kc, ahead_every, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
+        else if (b_copy)
+            avx512::gemm_micro_kernel<mr, kc, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
+        else if (next) avx512::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
         else avx512::gemm_micro_kernel<mr, kc, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
     static void edge_tile(std::int64_t rows, std::int64_t cols, std::int64_t kc_, const T* a, const T* b, T* c,

@@ -85,65 +85,70 @@ void with_even_rows(std::int64_t rows, F&& f) {
     else with_even_rows<R + 2, Max>(rows, f);
 }
 
-/// AVX2+FMA: 6 x 16 floats (6 x 8 doubles) in twelve ymm registers; blocks for Zen-class caches.
-template <class T>
-struct avx2_kernel {
-    static constexpr int mr = 6, nr = 2 * simd::vec<T, simd::isa::avx2>::lanes;
-    static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
-    static constexpr bool vector_isa = true;  // packing through AVX2 registers
-    /// k steps (12 fmas each) per line touched ahead, at most: one every 24 FMA cycles.
-    static constexpr int ahead_every = 4;
+/// isa_kernels.inl's gemm_micro_kernel of `Isa`.
+template <simd::isa Isa, int MR, std::int64_t LDA, int AheadEvery, int NV = 2, bool PackB = false, class T>
+void micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
+                  prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
+    if constexpr (Isa == simd::isa::avx512)
+        avx512::gemm_micro_kernel<MR, LDA, AheadEvery, NV, PackB>(kc, a, b, c, ldc, resume, bias, next, next_c, b_step,
+                                                                  b_copy);
+    else
+        avx2::gemm_micro_kernel<MR, LDA, AheadEvery, NV, PackB>(kc, a, b, c, ldc, resume, bias, next, next_c, b_step,
+                                                                b_copy);
+}
+
+/// The tiles of a vector kernel K (its mr, nr, kc and ahead_every) on `Isa`'s registers.
+template <class K, class T, simd::isa Isa>
+struct vector_tiles {
+    static constexpr bool vector_isa = true;  // packing through AVX2 registers too
+
+    /// C's tile = the chains over kc more steps (portable_kernel::tile's), touching ahead
+    /// `next`'s lines (may be null) and the next tile's C (`next_c`, may be null).
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
                      prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
+        constexpr int mr = K::mr, ahead = K::ahead_every;
+        constexpr std::int64_t ld = K::kc;
         if (b_copy && next)
-            avx2::gemm_micro_kernel<mr, kc, ahead_every, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
+            micro_kernel<Isa, mr, ld, ahead, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
         else if (b_copy)
-            avx2::gemm_micro_kernel<mr, kc, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
-        else if (next) avx2::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
-        else avx2::gemm_micro_kernel<mr, kc, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+            micro_kernel<Isa, mr, ld, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
+        else if (next) micro_kernel<Isa, mr, ld, ahead>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+        else micro_kernel<Isa, mr, ld, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
     }
-    /// The first `rows` rows and `cols` columns of a tile, at least (an edge, computed aside:
-    /// c is a whole tile).
+
+    /// The first `rows` rows and `cols` columns of a tile, at least (an edge, computed
+    /// aside: c is a whole tile).
     static void edge_tile(std::int64_t rows, std::int64_t cols, std::int64_t kc_, const T* a, const T* b, T* c,
                           std::int64_t ldc, bool resume) {
-        with_even_rows<2, mr>(rows, [&]<int R>() {
+        with_even_rows<2, K::mr>(rows, [&]<int R>() {
             constexpr auto none = static_cast<const T*>(nullptr);
-            if (cols <= nr / 2) avx2::gemm_micro_kernel<R, kc, 0, 1>(kc_, a, b, c, ldc, resume, none, nullptr, none);
-            else avx2::gemm_micro_kernel<R, kc, 0>(kc_, a, b, c, ldc, resume, none, nullptr, none);
+            if (cols <= K::nr / 2) micro_kernel<Isa, R, K::kc, 0, 1>(kc_, a, b, c, ldc, resume, none, nullptr, none);
+            else micro_kernel<Isa, R, K::kc, 0>(kc_, a, b, c, ldc, resume, none, nullptr, none);
         });
     }
 };
 
+/// AVX2+FMA: 6 x 16 floats (6 x 8 doubles) in twelve ymm registers; blocks for Zen-class caches.
+template <class T>
+struct avx2_kernel : vector_tiles<avx2_kernel<T>, T, simd::isa::avx2> {
+    static constexpr int mr = 6, nr = 2 * simd::vec<T, simd::isa::avx2>::lanes;
+    static constexpr std::int64_t kc = 256, mc = 24 * mr, nc = 256 * nr;
+    /// k steps (12 fmas each) per line touched ahead, at most: one every 24 FMA cycles.
+    static constexpr int ahead_every = 4;
+};
+
 /// AVX-512F: 14 x 32 floats (14 x 16 doubles) in 28 of the 32 zmm registers.
 template <class T>
-struct avx512_kernel {
+struct avx512_kernel : vector_tiles<avx512_kernel<T>, T, simd::isa::avx512> {
     static constexpr int mr = 14, nr = 2 * simd::vec<T, simd::isa::avx512>::lanes;
     // Zen 4 (AVX-512 on 256-bit units, 1 MiB L2), 1 thread, best of 2: kc 768 and mc 140
     // against 384 and 280, 2048³ 100 -> 105 GF/s, 4096³ 102 -> 106, 1024³ 101 -> 103
     // (chains twice as long a block pass through C half as often); Sapphire Rapids unmeasured.
     static constexpr std::int64_t kc = 768, mc = 10 * mr, nc = 128 * nr;
-    static constexpr bool vector_isa = true;
     /// A line touched ahead every k step (28 fmas: as often in FMA cycles as AVX2's on Zen 4):
     /// its tiles are 4.7 times fewer, so a row block of them needs more lines each. Every
     /// fourth step, 64 x 65536 x 64 touched a sixth of its next packs: 71 -> 83-86 GFLOP/s.
     static constexpr int ahead_every = 1;
-    static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
-                     prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
-        if (b_copy && next)
-            avx512::gemm_micro_kernel<mr, kc, ahead_every, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
-        else if (b_copy)
-            avx512::gemm_micro_kernel<mr, kc, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
-        else if (next) avx512::gemm_micro_kernel<mr, kc, ahead_every>(kc_, a, b, c, ldc, resume, bias, next, next_c);
-        else avx512::gemm_micro_kernel<mr, kc, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
-    }
-    static void edge_tile(std::int64_t rows, std::int64_t cols, std::int64_t kc_, const T* a, const T* b, T* c,
-                          std::int64_t ldc, bool resume) {
-        with_even_rows<2, mr>(rows, [&]<int R>() {
-            constexpr auto none = static_cast<const T*>(nullptr);
-            if (cols <= nr / 2) avx512::gemm_micro_kernel<R, kc, 0, 1>(kc_, a, b, c, ldc, resume, none, nullptr, none);
-            else avx512::gemm_micro_kernel<R, kc, 0>(kc_, a, b, c, ldc, resume, none, nullptr, none);
-        });
-    }
 };
 
 #endif

@@ -1,6 +1,7 @@
 // OpenBLAS peers: cblas_sgemm for matmul and linear, cblas_sgemv for linear on
-// batch 1, cblas_dgemm for the double matmul rows. Linear adds its bias as devtensor and torch do: y starts as the bias
-// rows and the product is accumulated onto it (beta = 1).
+// batch 1, cblas_dgemm for the double matmul rows. Linear adds its bias as
+// devtensor and torch do: y starts as the bias rows and the product is
+// accumulated onto it (beta = 1).
 #include "bench_common.hpp"
 
 #include <cblas.h>  // OpenBLAS's, which also declares openblas_get_config and friends

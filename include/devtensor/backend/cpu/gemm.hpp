@@ -348,7 +348,8 @@ void gemm_direct(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> 
 /// gemm_blocked with the micro-kernel of `isa`.
 template <class T>
 void gemm_blocked_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T> a,
-                     matrix_view<T> b, T* c, std::int64_t ldc, const T* bias, const detail::gemm_params<T>* then) {
+                     matrix_view<T> b, T* c, std::int64_t ldc, const T* bias,
+                     const detail::gemm_params<T>* then = nullptr) {
 #if DEVTENSOR_HAS_X86_KERNELS
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         switch (isa) {
@@ -395,7 +396,7 @@ void gemm_on(simd::isa isa, std::int64_t m, std::int64_t n, std::int64_t k, matr
     if (n <= gemm_transposed_max_cols && m > n) {
         T* const ct = scratch<T>(3, static_cast<std::size_t>(m * n));  // Cᵀ, n x m
         gemm_blocked_on(isa, n, m, k, matrix_view<T>{b.data, b.col, b.row}, matrix_view<T>{a.data, a.col, a.row},
-                        ct, m, static_cast<const T*>(nullptr), static_cast<const detail::gemm_params<T>*>(nullptr));
+                        ct, m, static_cast<const T*>(nullptr));
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = detail::plus_bias(ct[j * m + i], bias, j);
         return;

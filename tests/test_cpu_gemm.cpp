@@ -346,6 +346,47 @@ TEST_CASE_TEMPLATE("a micro-kernel that packs B's panel as it reads B's rows giv
 #endif
 }
 
+TEST_CASE_TEMPLATE("a micro-kernel that packs A's panel as it reads A's rows gives the same bits and the same panel", T,
+                   float, double) {
+    const auto check = [](auto kernel, const char* name) {
+        using K = decltype(kernel);
+        CAPTURE(name);
+        const std::int64_t lda = K::kc + 3;  // A's rows with a gap between them
+        std::vector<T> a(static_cast<std::size_t>(K::mr * lda)), b(static_cast<std::size_t>(K::nr * K::kc));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(0.25) * static_cast<T>(i % 7) - T(0.5);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(0.125) * static_cast<T>(i % 5) + T(0.1);
+        const std::vector<T> bias(static_cast<std::size_t>(K::nr), T(0.75));
+        alignas(64) static char memory[1 << 16];  // lines a cursor touches ahead
+        // less than a register of steps, a partial last register, whole registers, a whole kc block
+        for (const std::int64_t kc : {std::int64_t{3}, std::int64_t{37}, std::int64_t{64}, K::kc}) {
+            CAPTURE(kc);
+            std::vector<T> panel(static_cast<std::size_t>(K::mr * K::kc), T(-7)), copied = panel;
+            for (std::int64_t i = 0; i < K::mr; ++i)
+                std::copy_n(a.begin() + i * lda, kc, panel.begin() + i * K::kc);
+            for (const bool resume : {false, true})
+                for (const bool ahead : {false, true}) {
+                    CAPTURE(resume);
+                    CAPTURE(ahead);
+                    std::vector<T> from_panel(static_cast<std::size_t>(K::mr * K::nr), T(1)), from_rows = from_panel;
+                    K::tile(kc, panel.data(), b.data(), from_panel.data(), K::nr, resume, bias.data(), nullptr, nullptr);
+                    cpu::prefetch_cursor cursor;
+                    cursor.walk(memory, 1, sizeof memory, 0);
+                    cursor.allow(1000);
+                    std::fill(copied.begin(), copied.end(), T(-7));
+                    K::tile(kc, a.data(), b.data(), from_rows.data(), K::nr, resume, bias.data(),
+                            ahead ? &cursor : nullptr, nullptr, 0, static_cast<T*>(nullptr), lda, copied.data());
+                    CHECK(std::memcmp(from_panel.data(), from_rows.data(), from_panel.size() * sizeof(T)) == 0);
+                    CHECK(copied == panel);  // the rows' first kc steps, and nothing past them
+                }
+        }
+    };
+    check(cpu::portable_kernel<T>{}, "portable");
+#if DEVTENSOR_HAS_X86_KERNELS
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx2) check(cpu::avx2_kernel<T>{}, "avx2");
+    if (cpu::simd::best_isa() >= cpu::simd::isa::avx512) check(cpu::avx512_kernel<T>{}, "avx512");
+#endif
+}
+
 #if DEVTENSOR_HAS_X86_KERNELS
 TEST_CASE_TEMPLATE("a micro-kernel that touches ahead (the next pack, the next C) gives the same bits and moves its cursor", T,
                    float, double) {

@@ -56,7 +56,11 @@ struct portable_kernel {
     /// by the way (here: first).
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume,
                      const T* bias, prefetch_cursor* /*next*/, const T* /*next_c*/, std::int64_t b_step = 0,
-                     T* b_copy = nullptr) {
+                     T* b_copy = nullptr, std::int64_t a_step = 0, T* a_copy = nullptr) {
+        if (a_copy) {
+            for (std::int64_t i = 0; i < mr; ++i) std::copy_n(a + i * a_step, kc_, a_copy + i * kc);
+            a = a_copy;
+        }
         if (b_copy) {
             for (std::int64_t k = 0; k < kc_; ++k) std::copy_n(b + k * b_step, nr, b_copy + k * nr);
             b = b_copy;
@@ -86,15 +90,17 @@ void with_even_rows(std::int64_t rows, F&& f) {
 }
 
 /// isa_kernels.inl's gemm_micro_kernel of `Isa`.
-template <simd::isa Isa, int MR, std::int64_t LDA, int AheadEvery, int NV = 2, bool PackB = false, class T>
+template <simd::isa Isa, int MR, std::int64_t LDA, int AheadEvery, int NV = 2, bool PackB = false,
+          bool PackA = false, class T>
 void micro_kernel(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
-                  prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
+                  prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr,
+                  std::int64_t a_step = 0, T* a_copy = nullptr) {
     if constexpr (Isa == simd::isa::avx512)
-        avx512::gemm_micro_kernel<MR, LDA, AheadEvery, NV, PackB>(kc, a, b, c, ldc, resume, bias, next, next_c, b_step,
-                                                                  b_copy);
+        avx512::gemm_micro_kernel<MR, LDA, AheadEvery, NV, PackB, PackA>(kc, a, b, c, ldc, resume, bias, next, next_c,
+                                                                         b_step, b_copy, a_step, a_copy);
     else
-        avx2::gemm_micro_kernel<MR, LDA, AheadEvery, NV, PackB>(kc, a, b, c, ldc, resume, bias, next, next_c, b_step,
-                                                                b_copy);
+        avx2::gemm_micro_kernel<MR, LDA, AheadEvery, NV, PackB, PackA>(kc, a, b, c, ldc, resume, bias, next, next_c,
+                                                                       b_step, b_copy, a_step, a_copy);
 }
 
 /// The tiles of a vector kernel K (its mr, nr, kc and ahead_every) on `Isa`'s registers.
@@ -105,10 +111,17 @@ struct vector_tiles {
     /// C's tile = the chains over kc more steps (portable_kernel::tile's), touching ahead
     /// `next`'s lines (may be null) and the next tile's C (`next_c`, may be null).
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
-                     prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr) {
+                     prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr,
+                     std::int64_t a_step = 0, T* a_copy = nullptr) {
         constexpr int mr = K::mr, ahead = K::ahead_every;
         constexpr std::int64_t ld = K::kc;
-        if (b_copy && next)
+        if (a_copy && next)
+            micro_kernel<Isa, mr, ld, ahead, 2, false, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, 0, b_copy,
+                                                             a_step, a_copy);
+        else if (a_copy)
+            micro_kernel<Isa, mr, ld, 0, 2, false, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, 0, b_copy,
+                                                         a_step, a_copy);
+        else if (b_copy && next)
             micro_kernel<Isa, mr, ld, ahead, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
         else if (b_copy)
             micro_kernel<Isa, mr, ld, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);

@@ -230,9 +230,12 @@ TEST_CASE("prefetch_cursor: every line of each run once, in order, within each t
 }
 
 namespace {
-/// The blocking aim_at_next_packs reads (mc, kc, nc), small enough for several blocks of each.
+/// The blocking aim_at_next_packs reads (mc, kc, nc; nr), small enough for several blocks of
+/// each, its chains too short for row bands to pack A as they go.
 struct small_blocks {
     static constexpr std::int64_t mc = 24, kc = 32, nc = 64;
+    static constexpr int nr = 16;
+    static_assert(kc < cpu::gemm_fused_a_min_kc);
 };
 
 /// The lines holding rows x cols of m from (r0, c0): what a pack of that block reads.
@@ -313,6 +316,40 @@ TEST_CASE("the GEMM touches ahead the lines the next kc or column block packs, o
                               std::int64_t{78}, 0, no_then, next_a, next_b);
     CHECK(next_a.runs == 0);
     CHECK(next_b.runs != 0);
+}
+
+TEST_CASE("the GEMM touches ahead the next row block's A where its row bands pack A as they go") {
+    using K = cpu::portable_kernel<float>;
+    const std::int64_t m = 2 * K::mc + 10, k = cpu::gemm_fused_a_min_kc + 44, n = 40;  // kc blocks 256, 44
+    std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+    const cpu::matrix_view<float> av{a.data(), k, 1}, bt{b.data(), 1, n};
+    const cpu::gemm_part part{0, m, 0, n};
+    const auto no_then = static_cast<const devtensor::detail::gemm_params<float>*>(nullptr);
+    cpu::prefetch_cursor next_a, next_b;
+    REQUIRE(cpu::bands_pack_a<K>(av, n, K::kc));
+    // The first kc block: during each row block but the last, the next one's rows (the last has 10)
+    for (const std::int64_t ic : {std::int64_t{0}, K::mc}) {
+        CAPTURE(ic);
+        cpu::aim_at_next_packs<K>(part, k, av, bt, 0, 0, ic, 0, no_then, next_a, next_b);
+        CHECK(walked(next_a) == lines_of(av, ic + K::mc, std::min(K::mc, m - ic - K::mc), 0, K::kc));
+        CHECK(next_b.runs == 0);
+    }
+    // Packed in a pass instead: the second kc block's 44 steps, A transposed (its rows across
+    // memory), a part narrower than a tile. Nothing.
+    const std::vector<float> at(a.size());
+    CHECK_FALSE(cpu::bands_pack_a<K>(av, n, k - K::kc));
+    CHECK_FALSE(cpu::bands_pack_a<K>(cpu::matrix_view<float>{at.data(), 1, m}, n, K::kc));
+    CHECK_FALSE(cpu::bands_pack_a<K>(av, K::nr - 1, K::kc));
+    cpu::aim_at_next_packs<K>(part, k, av, bt, 0, K::kc, 0, 0, no_then, next_a, next_b);
+    CHECK(next_a.runs + next_b.runs == 0);
+    cpu::aim_at_next_packs<K>(part, k, cpu::matrix_view<float>{at.data(), 1, m}, bt, 0, 0, 0, 0, no_then, next_a,
+                              next_b);
+    CHECK(next_a.runs + next_b.runs == 0);
+    cpu::aim_at_next_packs<K>(cpu::gemm_part{0, m, 0, K::nr - 1}, k, av, bt, 0, 0, 0, 0, no_then, next_a, next_b);
+    CHECK(next_a.runs + next_b.runs == 0);
+    // Beside panels that fill L2 already: nothing.
+    cpu::aim_at_next_packs<K>(part, k, av, bt, 0, 0, 0, cpu::gemm_prefetch_l2_bytes(), no_then, next_a, next_b);
+    CHECK(next_a.runs + next_b.runs == 0);
 }
 
 TEST_CASE_TEMPLATE("a micro-kernel that packs B's panel as it reads B's rows gives the same bits and the same panel", T,

@@ -60,6 +60,19 @@ DEVTENSOR_END_TU_NAMESPACE
 namespace detail {
 DEVTENSOR_BEGIN_TU_NAMESPACE
 
+/// Threads a parallel_for started here runs on: one inside a parallel region (a nested
+/// region runs on its calling thread), else get_num_threads(). Work split for more threads
+/// than that runs its parts one after another (a batch's GEMMs, one per thread: each split
+/// in two and B packed twice, [64, 256, 256] on 2 threads).
+inline int threads_here() noexcept {
+#if defined(_OPENMP)
+    if (omp_in_parallel()) return 1;
+#else
+    if (worker_pool::inside()) return 1;
+#endif
+    return get_num_threads();
+}
+
 /// Calls f(begin, end) over contiguous chunks of [0, n) on up to get_num_threads()
 /// threads, each chunk at least `grain` long, so small work stays on one thread.
 /// An exception from a chunk reaches the caller (the first one, once all chunks ended).
@@ -67,7 +80,7 @@ template <class F>
 void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
     if (n <= 0) return;
     const std::int64_t chunks =
-        std::min<std::int64_t>(get_num_threads(), (n + grain - 1) / std::max<std::int64_t>(grain, 1));
+        std::min<std::int64_t>(threads_here(), (n + grain - 1) / std::max<std::int64_t>(grain, 1));
     if (chunks <= 1) {
         f(std::int64_t{0}, n);
         return;

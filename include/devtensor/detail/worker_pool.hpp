@@ -57,6 +57,9 @@ public:
         if (error_) std::rethrow_exception(error_);
     }
 
+    /// Whether the calling thread runs a task of a region (a region it starts runs on it alone).
+    static bool inside() { return inside_region(); }
+
 private:
     struct job {
         void* task = nullptr;

@@ -199,10 +199,25 @@ inline std::int64_t gemm_prefetch_l2_bytes() noexcept {
     return bytes;
 }
 
-/// Aims the cursors, during the last row block of (jc, pc) in `part`, at what the packs
-/// that follow read: the next kc (or column) block's B and its first A, or after the last
-/// block `then`'s (the next product of a batch, may be null: [64, 256, 256] on 1 thread
-/// 0.87 -> 0.89x oneDNN's speed). Within a kc block the next row block's A is left to
+/// Steps a kc block needs before its row bands pack A's panels as they go.
+inline constexpr std::int64_t gemm_fused_a_min_kc = 256;
+
+/// Whether a block of A, kc steps deep, whose row bands have tiles nc columns wide, is
+/// packed band by band by each band's first tile (K's PackA form) rather than in a pass:
+/// where A's rows lie along memory, the tile is whole and the chains long. 1 thread, median
+/// of 9 alternated runs, ratio to oneDNN: 1024³ 0.972 -> 0.984, 512 x 4096 x 512 0.939 ->
+/// 0.952. Short chains do not hide the copy (4096 x 64 x 4096: 1.04 -> 1.02).
+template <class K, class T>
+bool bands_pack_a(const matrix_view<T>& a, std::int64_t nc, std::int64_t kc) {
+    return a.col == 1 && nc >= K::nr && kc >= gemm_fused_a_min_kc;
+}
+
+/// Aims the cursors at what the packs after row block `ic` of (jc, pc) in `part` read.
+/// During its last row block: the next kc (or column) block's B and its first A, or after
+/// the last block `then`'s (the next product of a batch, may be null: [64, 256, 256] on 1
+/// thread 0.87 -> 0.89x oneDNN's speed). During the others: the next row block's A, where
+/// its bands pack it as they go (read 14 rows at a time from memory, a batch's fresh 256 x
+/// 256 matrices ran 2.6% slower than with a pass; touched ahead, 0.6%); a pass is left to
 /// the hardware (touched ahead as well: 0-2%, within the noise). At nothing unless those
 /// lines and the panels in use (`panel_bytes`) fit gemm_prefetch_l2_bytes().
 template <class K, class T>
@@ -210,23 +225,25 @@ void aim_at_next_packs(const gemm_part& part, std::int64_t k, const matrix_view<
                        std::int64_t jc, std::int64_t pc, std::int64_t ic, std::int64_t panel_bytes,
                        const detail::gemm_params<T>* then, prefetch_cursor& next_a, prefetch_cursor& next_b) {
     next_a = next_b = prefetch_cursor{};
-    if (ic + K::mc < part.r1) return;
-    pc += K::kc;
-    if (pc >= k) pc = 0, jc += K::nc;
-    const std::int64_t kc = std::min(K::kc, k - pc);
-    if (jc < part.c1) {
-        aim(next_b, bt, jc, std::min(K::nc, part.c1 - jc), pc, kc);
-        aim(next_a, a, part.r0, std::min(K::mc, part.r1 - part.r0), pc, kc);
-    } else if (then) {  // the next product's first packs (the same shape, all of it this thread's)
-        aim(next_b, matrix_view<T>{then->b, then->b_col, then->b_row}, 0, std::min(K::nc, then->n), 0, kc);
-        aim(next_a, matrix_view<T>{then->a, then->a_row, then->a_col}, 0, std::min(K::mc, then->m), 0, kc);
+    if (ic + K::mc < part.r1) {
+        const std::int64_t kc = std::min(K::kc, k - pc);
+        if (bands_pack_a<K>(a, std::min(K::nc, part.c1 - jc), kc))
+            aim(next_a, a, ic + K::mc, std::min(K::mc, part.r1 - ic - K::mc), pc, kc);
+    } else {
+        pc += K::kc;
+        if (pc >= k) pc = 0, jc += K::nc;
+        const std::int64_t kc = std::min(K::kc, k - pc);
+        if (jc < part.c1) {
+            aim(next_b, bt, jc, std::min(K::nc, part.c1 - jc), pc, kc);
+            aim(next_a, a, part.r0, std::min(K::mc, part.r1 - part.r0), pc, kc);
+        } else if (then) {  // the next product's first packs (the same shape, all of it this thread's)
+            aim(next_b, matrix_view<T>{then->b, then->b_col, then->b_row}, 0, std::min(K::nc, then->n), 0, kc);
+            aim(next_a, matrix_view<T>{then->a, then->a_row, then->a_col}, 0, std::min(K::mc, then->m), 0, kc);
+        }
     }
     if ((next_a.lines + next_b.lines) * prefetch_cursor::line_bytes + panel_bytes > gemm_prefetch_l2_bytes())
         next_a = next_b = prefetch_cursor{};
 }
-
-/// Steps a kc block needs before its row bands pack A's panels as they go.
-inline constexpr std::int64_t gemm_fused_a_min_kc = 256;
 
 /// One part of gemm_blocked, on the calling thread: its column blocks, kc blocks, row
 /// blocks, row bands and the micro-tiles along them, its panels in this thread's working memory.
@@ -257,14 +274,11 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
             const bool resume = pc != 0, final_block = pc + kc == k;
             for (std::int64_t ic = part.r0; ic < part.r1; ic += K::mc) {
                 const std::int64_t mc = std::min(K::mc, part.r1 - ic);
-                // Where A's rows lie along memory and the chains are long, each whole row
-                // band's first tile packs the band's panel as it goes (the micro-kernel's
-                // PackA form), but for the first band of a block whose tiles pack B's panels;
-                // the rest is packed before its band. 1 thread, median of 9 alternated runs,
-                // ratio to oneDNN: 1024³ 0.972 -> 0.984, 512 x 4096 x 512 0.939 -> 0.952.
-                // Short chains do not hide the copy (4096 x 64 x 4096: 1.04 -> 1.02).
-                const bool bands_pack_a = a.col == 1 && nc >= nr && kc >= gemm_fused_a_min_kc;
-                if (!bands_pack_a) pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
+                // Each whole row band's first tile packs the band's panel as it goes, but for
+                // the first band of a block whose tiles pack B's panels: a band's rows that
+                // tile does not pack are packed before the band.
+                const bool by_bands = bands_pack_a<K>(a, nc, kc);
+                if (!by_bands) pack_row_panels<mr, K::kc>(a, ic, mc, pc, kc, packed_a, K::vector_isa);
                 // The lines the next packs read, spread over this row block's tiles (a tile
                 // touches at most one every K::ahead_every k steps).
                 prefetch_cursor next_a, next_b;
@@ -278,9 +292,8 @@ void gemm_blocked_part(const gemm_part& part, std::int64_t k, const matrix_view<
                 // cache (L1 for AVX2's 6 x 256) and B's micro-panels stream from the packed block.
                 for (std::int64_t ir = 0; ir < mc; ir += mr) {
                     const std::int64_t h = std::min<std::int64_t>(mr, mc - ir);
-                    const bool band_packs_a =
-                        bands_pack_a && h == mr && !(ic == part.r0 && ir == 0 && band_packed > 0);
-                    if (bands_pack_a && !band_packs_a)
+                    const bool band_packs_a = by_bands && h == mr && !(ic == part.r0 && ir == 0 && band_packed > 0);
+                    if (by_bands && !band_packs_a)
                         pack_row_panels<mr, K::kc>(a, ic + ir, h, pc, kc, packed_a + ir * K::kc, K::vector_isa);
                     for (std::int64_t jr = 0; jr < nc; jr += nr) {
                         const std::int64_t w = std::min<std::int64_t>(nr, nc - jr);
@@ -339,7 +352,7 @@ void gemm_blocked(std::int64_t m, std::int64_t n, std::int64_t k, matrix_view<T>
     // blocks (a fork and join per block cost a 64 x 65536 x 64 product its second thread).
     // Each element of C sums in the same order whatever the parts: the tile grid and the
     // kc blocks do not depend on the split.
-    const std::int64_t parts = gemm_parts(m, n, k, K::mr, K::nr, get_num_threads());
+    const std::int64_t parts = gemm_parts(m, n, k, K::mr, K::nr, detail::threads_here());
     if (parts > 1 || (then && (then->m != m || then->n != n || then->k != k))) then = nullptr;
     detail::parallel_for(parts, 1, [&](std::int64_t first, std::int64_t last) {
         for (std::int64_t p = first; p < last; ++p)

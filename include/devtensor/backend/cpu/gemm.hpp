@@ -73,16 +73,23 @@ void pack_panels(const matrix_view<T>& m, std::int64_t r0, std::int64_t rows, st
                  std::int64_t cols, T* out, bool avx2) {
     const std::int64_t whole = m.row == 1 ? rows / W * W : 0;
     if (whole > 0) {  // B row-major: its rows read along memory, a fixed-size copy of W per panel
-        for (std::int64_t k = 0; k < cols; ++k) {
+        // Eight of B's rows at a time, panel by panel: each panel's eight rows are written
+        // along memory (a row at a time, its W elements went to every panel in turn: 768 x
+        // 1024 floats from L3, 0.188 -> 0.088 ms; a memcpy of it 0.076).
+        constexpr std::int64_t rows_at_once = 8;
+        for (std::int64_t k = 0; k < cols; k += rows_at_once) {
+            const std::int64_t steps = std::min(rows_at_once, cols - k);
             const T* from = &m(r0, c0 + k);
 #if DEVTENSOR_HAS_X86_KERNELS
             if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && W * sizeof(T) % 32 == 0)
                 if (avx2) {
-                    avx2::copy_runs<W>(whole / W, from, std::int64_t{W}, out + k * W, W * cols);
+                    avx2::copy_runs<W>(whole / W, steps, from, std::int64_t{W}, m.col, out + k * W, W * cols);
                     continue;
                 }
 #endif
-            for (std::int64_t p = 0; p < whole; p += W) std::copy_n(from + p, W, out + p * cols + k * W);
+            for (std::int64_t p = 0; p < whole; p += W)
+                for (std::int64_t s = 0; s < steps; ++s)
+                    std::copy_n(from + p + s * m.col, W, out + p * cols + (k + s) * W);
         }
     }
     for (std::int64_t p = whole; p < rows; p += W) {

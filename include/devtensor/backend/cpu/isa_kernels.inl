@@ -110,17 +110,20 @@ DEVTENSOR_ISA_FUNCTION void gemm_micro_kernel(std::int64_t kc, const T* a, const
             V::store(c + i * ldc + v * lanes, bias ? V::add(acc[i][v], V::load(bias + v * lanes)) : acc[i][v]);
 }
 
-/// Copies `runs` runs of W elements (a whole number of registers), run r from src + r*ss
-/// to dst + r*ds, through registers: packing B's row-major panels (a call to memmove per
-/// panel's row cost 512³ a third of its packing).
+/// Copies `runs` x `steps` pieces of W elements (a whole number of registers), run by run
+/// through registers: step s of run r from src + r*ss + s*step to dst + r*ds + s*W. Packing
+/// B's row-major panels a few of B's rows at a time (r: a panel, s: one of B's rows), so
+/// that each panel's part is written along memory.
 template <int W, class T>
-DEVTENSOR_ISA_FUNCTION void copy_runs(std::int64_t runs, const T* src, std::int64_t ss, T* dst, std::int64_t ds) {
+DEVTENSOR_ISA_FUNCTION void copy_runs(std::int64_t runs, std::int64_t steps, const T* src, std::int64_t ss,
+                                      std::int64_t step, T* dst, std::int64_t ds) {
     using V = simd::vec<T, DEVTENSOR_ISA>;
     static_assert(W % V::lanes == 0);
-    for (std::int64_t r = 0; r < runs; ++r) {
-        DEVTENSOR_UNROLL(8)
-        for (int q = 0; q < W; q += V::lanes) V::store(dst + r * ds + q, V::load(src + r * ss + q));
-    }
+    for (std::int64_t r = 0; r < runs; ++r)
+        for (std::int64_t s = 0; s < steps; ++s) {
+            DEVTENSOR_UNROLL(8)
+            for (int q = 0; q < W; q += V::lanes) V::store(dst + r * ds + s * W + q, V::load(src + r * ss + s * step + q));
+        }
 }
 
 /// Registers of V holding the gemv_chains<T> chains of one dot product.

@@ -298,13 +298,13 @@ def evaluate_goals(results, thread_counts):
 # table for each label with a row not met. Profiles and harness runs, not this run's figures.
 LIMITS = {
     "matmul ≥ 1.0× best peer (OpenBLAS, oneDNN, BLIS)":
-        "oneDNN 2.6.3's AVX-512 JIT runs at 0.94-0.98× the FMA-peak loop at 512-4096 here, so 1.0× "
+        "oneDNN 2.6.3's AVX-512 JIT runs at 0.92-0.98× the FMA-peak loop at 512-4096 here, so 1.0× "
         "asks devtensor for the same. perf, one thread: the plain micro-kernel runs at the loop's "
         "rate; what is left is packing on the way: the tiles that pack B's panels as they read B "
         "(512³: 2-3× a plain tile's time, B's rows from L3) and A's (1024³: 1.75×, A's rows 4 KiB "
-        "apart share an L1 set), and above L2 B's pass (1-2%). The gap, 0-3%, is about how far one "
-        "square row moves between full runs on this shared VM (2-3%; 4096³ on one thread 1.00× at "
-        "16:41 UTC, 0.97× at 19:36).",
+        "apart share an L1 set), and above L2 B's pass (1-2%). The gap (0-5% over the last three "
+        "full runs) is about how far one square row moves between full runs on this shared VM "
+        "(512³ on one thread: 0.99×, 1.02× and 0.95× at 19:36, 19:56 and 20:52 UTC).",
     "matmul ≥ 0.92× FMA peak (1024+)":
         "the same packing as above; oneDNN reaches 0.94-0.95× at 1024³.",
     "double matmul ≥ 1.0× best peer (OpenBLAS, BLIS)":

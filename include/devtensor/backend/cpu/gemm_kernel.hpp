@@ -113,20 +113,20 @@ struct vector_tiles {
     static void tile(std::int64_t kc_, const T* a, const T* b, T* c, std::int64_t ldc, bool resume, const T* bias,
                      prefetch_cursor* next, const T* next_c, std::int64_t b_step = 0, T* b_copy = nullptr,
                      std::int64_t a_step = 0, T* a_copy = nullptr) {
-        constexpr int mr = K::mr, ahead = K::ahead_every;
-        constexpr std::int64_t ld = K::kc;
-        if (a_copy && next)
-            micro_kernel<Isa, mr, ld, ahead, 2, false, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, 0, b_copy,
-                                                             a_step, a_copy);
-        else if (a_copy)
-            micro_kernel<Isa, mr, ld, 0, 2, false, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, 0, b_copy,
-                                                         a_step, a_copy);
-        else if (b_copy && next)
-            micro_kernel<Isa, mr, ld, ahead, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
-        else if (b_copy)
-            micro_kernel<Isa, mr, ld, 0, 2, true>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step, b_copy);
-        else if (next) micro_kernel<Isa, mr, ld, ahead>(kc_, a, b, c, ldc, resume, bias, next, next_c);
-        else micro_kernel<Isa, mr, ld, 0>(kc_, a, b, c, ldc, resume, bias, next, next_c);
+        // the instance for this tile's packing on the way, touching ahead or not
+        const auto run = [&]<bool PackB, bool PackA>() {
+            constexpr int mr = K::mr;
+            constexpr std::int64_t ld = K::kc;
+            if (next)
+                micro_kernel<Isa, mr, ld, K::ahead_every, 2, PackB, PackA>(kc_, a, b, c, ldc, resume, bias, next,
+                                                                           next_c, b_step, b_copy, a_step, a_copy);
+            else
+                micro_kernel<Isa, mr, ld, 0, 2, PackB, PackA>(kc_, a, b, c, ldc, resume, bias, next, next_c, b_step,
+                                                              b_copy, a_step, a_copy);
+        };
+        if (a_copy) run.template operator()<false, true>();
+        else if (b_copy) run.template operator()<true, false>();
+        else run.template operator()<false, false>();
     }
 
     /// The first `rows` rows and `cols` columns of a tile, at least (an edge, computed
